@@ -1,0 +1,102 @@
+// Package facts derives the measured facts that rules evaluate from a parsed
+// trace. Derive is a pure function of *trace.Trace: no I/O, no clock.
+//
+// Facts are the contract between traces and rules. Every field carries a json
+// and an expr tag with the same snake_case name; the unit is in the name:
+// _us (microseconds), _bytes, _ratio (0..1), _count, _per_step, _per_ms.
+// A fact the trace cannot give is nil (JSON null), never zero. Definitions
+// follow DESIGN.md ("Facts" and its fine print); thresholds are in Config.
+package facts
+
+// SchemaVersion is the version of the Facts JSON shape. It changes whenever a
+// field is renamed, removed or redefined.
+const SchemaVersion = 1
+
+// StepStats summarises per-step durations in microseconds. Percentiles
+// interpolate linearly between order statistics (numpy's default).
+type StepStats struct {
+	Mean float64 `json:"mean" expr:"mean"`
+	P50  float64 `json:"p50" expr:"p50"`
+	P90  float64 `json:"p90" expr:"p90"`
+	Max  float64 `json:"max" expr:"max"`
+}
+
+// Device describes the primary device (the GPU with the most kernel time)
+// from the trace's deviceProperties (or older computeProperties) entry.
+type Device struct {
+	ID               int64  `json:"id" expr:"id"`
+	Name             string `json:"name" expr:"name"`
+	ComputeMajor     *int64 `json:"compute_major" expr:"compute_major"`
+	ComputeMinor     *int64 `json:"compute_minor" expr:"compute_minor"`
+	SMCount          *int64 `json:"sm_count" expr:"sm_count"`
+	TotalMemoryBytes *int64 `json:"total_memory_bytes" expr:"total_memory_bytes"`
+}
+
+// Facts is the full set of facts derived from one trace (one rank).
+type Facts struct {
+	SchemaVersion int `json:"schema_version" expr:"schema_version"`
+
+	// Capability flags: what the trace can tell at all.
+	HasGPU    bool `json:"has_gpu" expr:"has_gpu"`       // any kernel, memcpy or memset event
+	HasSteps  bool `json:"has_steps" expr:"has_steps"`   // any ProfilerStep#N span
+	HasShapes bool `json:"has_shapes" expr:"has_shapes"` // record_shapes=True (Input Dims args)
+	HasStack  bool `json:"has_stack" expr:"has_stack"`   // with_stack=True (Call stack args, python_function events)
+	HasMemory bool `json:"has_memory" expr:"has_memory"` // profile_memory=True ([memory] events)
+
+	Rank      *int64 `json:"rank" expr:"rank"`             // distributedInfo.rank
+	WorldSize *int64 `json:"world_size" expr:"world_size"` // distributedInfo.world_size
+
+	PrimaryDevice *int64  `json:"primary_device" expr:"primary_device"` // device id (args.device, else pid)
+	Device        *Device `json:"device" expr:"device"`
+
+	// Steps and the analysis window W.
+	StepsCount   int        `json:"steps_count" expr:"steps_count"`
+	WindowUS     float64    `json:"window_us" expr:"window_us"`       // |W|
+	StepTimeUS   *StepStats `json:"step_time_us" expr:"step_time_us"` // nil without steps
+	StepTimeCV   *float64   `json:"step_time_cv" expr:"step_time_cv"` // population stddev / mean
+	GPUBusyRatio *float64   `json:"gpu_busy_ratio" expr:"gpu_busy_ratio"`
+	GPUIdleRatio *float64   `json:"gpu_idle_ratio" expr:"gpu_idle_ratio"`
+
+	// Kernels of the primary device starting in W.
+	KernelCount            *int64   `json:"kernel_count" expr:"kernel_count"`
+	KernelsPerStep         *float64 `json:"kernels_per_step" expr:"kernels_per_step"`
+	KernelLaunchesPerMS    *float64 `json:"kernel_launches_per_ms" expr:"kernel_launches_per_ms"`
+	ShortKernelRatio       *float64 `json:"short_kernel_ratio" expr:"short_kernel_ratio"`
+	LaunchBoundKernelRatio *float64 `json:"launch_bound_kernel_ratio" expr:"launch_bound_kernel_ratio"`
+
+	// Memcpy of the primary device starting in W.
+	MemcpyCount         *int64   `json:"memcpy_count" expr:"memcpy_count"`
+	MemcpyPerStep       *float64 `json:"memcpy_per_step" expr:"memcpy_per_step"`
+	MemcpyHtoDCount     *int64   `json:"memcpy_htod_count" expr:"memcpy_htod_count"`
+	MemcpyDtoHCount     *int64   `json:"memcpy_dtoh_count" expr:"memcpy_dtoh_count"`
+	MemcpyDtoDCount     *int64   `json:"memcpy_dtod_count" expr:"memcpy_dtod_count"`
+	MemcpyPageableCount *int64   `json:"memcpy_pageable_count" expr:"memcpy_pageable_count"`
+	MemcpyBytes         *int64   `json:"memcpy_bytes" expr:"memcpy_bytes"`
+	MemcpyTimeRatio     *float64 `json:"memcpy_time_ratio" expr:"memcpy_time_ratio"`
+
+	// Host.
+	SyncPerStep             *float64 `json:"sync_per_step" expr:"sync_per_step"`
+	DataloaderTimeRatio     *float64 `json:"dataloader_time_ratio" expr:"dataloader_time_ratio"`
+	DataloaderSingleProcess *bool    `json:"dataloader_single_process" expr:"dataloader_single_process"`
+
+	// Elementwise chains.
+	ElementwiseChainCount     int64   `json:"elementwise_chain_count" expr:"elementwise_chain_count"`
+	ElementwiseChainKernels   int64   `json:"elementwise_chain_kernels" expr:"elementwise_chain_kernels"`
+	ElementwiseChainTimeRatio float64 `json:"elementwise_chain_time_ratio" expr:"elementwise_chain_time_ratio"`
+
+	// Examples holds a few example events per kind, longest first, for
+	// evidence in findings. Keys: "pageable_memcpy", "sync", "dataloader",
+	// "short_kernel", "step". Not part of the expr environment.
+	Examples map[string][]EventRef `json:"examples,omitempty" expr:"-"`
+}
+
+// EventRef points at one trace event as an example behind a fact, so a
+// report can show "what to look for" in the trace viewer.
+type EventRef struct {
+	Name     string  `json:"name"`
+	TSUS     float64 `json:"ts_us"`     // start on the trace's own clock, microseconds
+	OffsetUS float64 `json:"offset_us"` // start minus the window start, microseconds
+	DurUS    float64 `json:"dur_us"`
+	PID      string  `json:"pid"`
+	TID      string  `json:"tid"`
+}

@@ -1,0 +1,35 @@
+package engine
+
+import (
+	"github.com/stepdoctor/stepdoctor/engine/facts"
+	"github.com/stepdoctor/stepdoctor/engine/trace"
+	"github.com/stepdoctor/stepdoctor/rules"
+)
+
+// ResultSchemaVersion versions the JSON report shape (Result).
+const ResultSchemaVersion = 1
+
+// Result is the outcome of one analysis: one TraceResult per input trace
+// (one per rank or worker file), ranked findings inside each. It is the view
+// model every renderer in package reports reads; it holds no wall-clock data
+// so output is deterministic.
+type Result struct {
+	SchemaVersion int            `json:"schema_version"`
+	Traces        []*TraceResult `json:"traces"`
+}
+
+// Input describes one trace file as read.
+type Input struct {
+	Path       string `json:"path"`       // as given on the command line (or "-" for stdin)
+	Bytes      int64  `json:"bytes"`      // uncompressed JSON bytes read
+	Compressed bool   `json:"compressed"` // gzip
+}
+
+// TraceResult holds everything derived from one trace file.
+type TraceResult struct {
+	Input        Input                `json:"input"`
+	Facts        *facts.Facts         `json:"facts"`
+	Findings     []rules.Finding      `json:"findings"`      // ranked, most important first
+	NotEvaluated []rules.NotEvaluated `json:"not_evaluated"` // rules whose required facts are null
+	Health       trace.Health         `json:"health"`
+}

@@ -1,0 +1,69 @@
+// Package rules loads and evaluates the declarative rules that turn facts
+// into findings: OPA Rego (rego.v1) modules and one-line expr rules in YAML.
+package rules
+
+import "github.com/stepdoctor/stepdoctor/engine/facts"
+
+// Severity of a rule: high, medium, low or info.
+type Severity string
+
+const (
+	SeverityHigh   Severity = "high"
+	SeverityMedium Severity = "medium"
+	SeverityLow    Severity = "low"
+	SeverityInfo   Severity = "info"
+)
+
+// Confidence of a finding: confirmed when the numbers were measured directly
+// in the trace, likely when inferred.
+type Confidence string
+
+const (
+	Confirmed Confidence = "confirmed"
+	Likely    Confidence = "likely"
+)
+
+// Rule is a documented value: everything a reader needs to trust and act on
+// a finding, plus the evaluator that produces it.
+type Rule struct {
+	ID         string   `json:"id"` // stable kebab-case, never reused
+	Title      string   `json:"title"`
+	Severity   Severity `json:"severity"`
+	Category   string   `json:"category"` // input-pipeline, host-overhead, memory-transfer, kernel-efficiency, memory, distributed, profiling-setup, script
+	Requires   []string `json:"requires"` // fact names (json tags) that must be non-null
+	Doc        string   `json:"doc"`      // Markdown: why it matters, how to fix, the code change
+	References []string `json:"references"`
+	Source     string   `json:"source"` // file:line the rule was loaded from
+}
+
+// Evidence is one named number behind a finding, with its unit
+// ("ratio", "us", "count", "per_step", "per_ms", "bytes").
+type Evidence struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"`
+}
+
+// Finding is one rule firing on one trace.
+type Finding struct {
+	Rule       string           `json:"rule"`
+	Title      string           `json:"title"`
+	Severity   Severity         `json:"severity"`
+	Category   string           `json:"category"`
+	Message    string           `json:"message"` // carries the measured numbers
+	Impact     float64          `json:"impact"`  // estimated recoverable share of step time, 0..1
+	Confidence Confidence       `json:"confidence"`
+	Evidence   []Evidence       `json:"evidence"`
+	Examples   []facts.EventRef `json:"examples,omitempty"`
+	Doc        string           `json:"doc"`
+	References []string         `json:"references"`
+}
+
+// NotEvaluated records a rule skipped because a fact it requires is null,
+// with the profiler option that would make it evaluable.
+type NotEvaluated struct {
+	Rule    string   `json:"rule"`
+	Title   string   `json:"title"`
+	Missing []string `json:"missing"`
+	Hint    string   `json:"hint"` // e.g. "re-profile with record_shapes=True"
+}
