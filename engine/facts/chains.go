@@ -1,0 +1,157 @@
+package facts
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/stepdoctor/stepdoctor/engine/trace"
+)
+
+// pointwiseOps are the aten ops that count as elementwise in CPU-only
+// traces (DESIGN.md fine print), with their in-place "_" forms.
+var pointwiseOps = func() map[string]bool {
+	ops := strings.Fields(`abs neg sign sgn reciprocal sqrt rsqrt square exp exp2 expm1 log log2 log10 log1p
+sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh erf erfc erfinv floor ceil round
+trunc frac sigmoid logit relu relu6 leaky_relu elu selu celu gelu silu mish hardtanh
+hardsigmoid hardswish softplus softshrink hardshrink threshold nan_to_num clamp clamp_min
+clamp_max clip bitwise_not logical_not add sub rsub mul div true_divide floor_divide remainder
+fmod pow float_power atan2 hypot maximum minimum fmax fmin eq ne lt le gt ge logical_and
+logical_or logical_xor bitwise_and bitwise_or bitwise_xor lerp addcmul addcdiv where
+masked_fill xlogy copysign`)
+	m := map[string]bool{}
+	for _, op := range ops {
+		m["aten::"+op] = true
+		m["aten::"+op+"_"] = true
+	}
+	for _, op := range strings.Fields("threshold sigmoid tanh gelu silu hardtanh leaky_relu elu softplus mish hardswish hardsigmoid") {
+		m["aten::"+op+"_backward"] = true
+	}
+	return m
+}()
+
+// chains derives elementwise_chain_* facts: maximal runs of at least
+// ChainMinLength consecutive short elementwise kernels on one stream of the
+// primary device, or, in CPU-only traces, of top-level pointwise aten ops on
+// one thread.
+func (d *deriver) chains() {
+	evs := d.t.Events
+	groups := map[int64][]int{}
+	if d.hasGPU {
+		for i := range evs {
+			e := &evs[i]
+			if e.Ph == trace.PhComplete && e.Cat == trace.CatKernel && e.DeviceID() == d.primary && d.inWindow(e.TS) {
+				k := e.StreamID()
+				groups[k] = append(groups[k], i)
+			}
+		}
+		for _, idx := range groups {
+			sort.Slice(idx, func(a, b int) bool {
+				if evs[idx[a]].TS != evs[idx[b]].TS {
+					return evs[idx[a]].TS < evs[idx[b]].TS
+				}
+				return evs[idx[a]].Index < evs[idx[b]].Index
+			})
+			d.runs(idx, func(e *trace.Event) bool {
+				return e.Dur < d.cfg.ChainKernelNS && strings.Contains(d.t.Name(e), "elementwise")
+			})
+		}
+	} else {
+		d.cpuChains()
+	}
+	d.f.ElementwiseChainTimeRatio = 0
+	if r := d.ratio(d.chainNS); r != nil {
+		d.f.ElementwiseChainTimeRatio = *r
+	}
+}
+
+// runs counts maximal runs of candidates in idx (already ordered).
+func (d *deriver) runs(idx []int, candidate func(*trace.Event) bool) {
+	evs := d.t.Events
+	n, dur := 0, int64(0)
+	flush := func() {
+		if n >= d.cfg.ChainMinLength {
+			d.f.ElementwiseChainCount++
+			d.f.ElementwiseChainKernels += int64(n)
+			d.chainNS += dur
+		}
+		n, dur = 0, 0
+	}
+	for _, i := range idx {
+		if e := &evs[i]; candidate(e) {
+			n++
+			dur += e.Dur
+			continue
+		}
+		flush()
+	}
+	flush()
+}
+
+// isAnnotation reports whether a CPU event is an annotation that never
+// makes anything nested: user_annotation, ProfilerStep#N, and in
+// Operator/no-category traces every name without "::" that is not an
+// autograd node (...Backward[N]) or detach/detach_.
+func (d *deriver) isAnnotation(e *trace.Event) bool {
+	name := d.t.Name(e)
+	if e.Cat == trace.CatUserAnnotation || strings.HasPrefix(name, "ProfilerStep#") {
+		return true
+	}
+	if e.Cat != trace.CatCPUOp && e.Cat != trace.CatNone {
+		return false
+	}
+	if strings.Contains(name, "::") || name == "detach" || name == "detach_" || isAutogradNode(name) {
+		return false
+	}
+	return e.Cat == trace.CatNone || d.t.Str(e.CatName) == "Operator"
+}
+
+// isAutogradNode matches "...Backward" optionally followed by a digit
+// suffix (MulBackward0, AddmmBackward1).
+func isAutogradNode(name string) bool {
+	i := strings.LastIndex(name, "Backward")
+	if i < 0 {
+		return false
+	}
+	for _, c := range name[i+len("Backward"):] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// cpuChains finds chains among top-level CPU operators per thread. An
+// operator is nested when it starts inside an earlier operator of the same
+// thread, closed at the parent's end (with 1 us timestamps an op starting
+// exactly at its parent's end is nested).
+func (d *deriver) cpuChains() {
+	evs := d.t.Events
+	type thread struct{ pid, tid trace.ID }
+	ops := map[thread][]int{}
+	for i := range evs {
+		e := &evs[i]
+		if e.Ph == trace.PhComplete && (e.Cat == trace.CatCPUOp || e.Cat == trace.CatNone) {
+			k := thread{e.PID, e.TID}
+			ops[k] = append(ops[k], i)
+		}
+	}
+	for _, idx := range ops {
+		sortByStart(evs, idx)
+		var top []int
+		end := int64(-1 << 62)
+		for _, i := range idx {
+			e := &evs[i]
+			if d.isAnnotation(e) {
+				continue
+			}
+			nested := e.TS <= end
+			end = max(end, e.End())
+			if !nested && d.inWindow(e.TS) {
+				top = append(top, i)
+			}
+		}
+		d.runs(top, func(e *trace.Event) bool {
+			return e.Dur < d.cfg.ChainKernelNS && pointwiseOps[d.t.Name(e)]
+		})
+	}
+}

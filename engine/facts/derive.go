@@ -1,0 +1,387 @@
+package facts
+
+import (
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/stepdoctor/stepdoctor/engine/trace"
+)
+
+// Config holds the thresholds of the core facts. The defaults are
+// DESIGN.md's: short kernel under 10 us (the TensorBoard profiler plugin's
+// "kernels < 10 us" split), chain members under 20 us, chains of 3 or more.
+type Config struct {
+	ShortKernelNS  int64 // a kernel shorter than this is "short" (ns)
+	ChainKernelNS  int64 // an elementwise chain member is shorter than this (ns)
+	ChainMinLength int   // minimal run length that counts as a chain
+	Examples       int   // example events kept per kind
+}
+
+// DefaultConfig returns DESIGN.md's thresholds.
+func DefaultConfig() Config {
+	return Config{ShortKernelNS: 10_000, ChainKernelNS: 20_000, ChainMinLength: 3, Examples: 5}
+}
+
+// launchNames are the runtime/driver calls that launch a kernel.
+var launchNames = map[string]bool{
+	"cudaLaunchKernel": true, "cudaLaunchKernelExC": true, "cuLaunchKernel": true,
+	"cuLaunchKernelEx": true, "hipLaunchKernel": true, "hipExtModuleLaunchKernel": true,
+	"hipModuleLaunchKernel": true,
+}
+
+// syncNames are host sync points (DESIGN.md "sync_per_step").
+var syncNames = map[string]bool{
+	"cudaDeviceSynchronize": true, "cudaStreamSynchronize": true, "cudaEventSynchronize": true,
+	"cudaMemcpy": true, "hipDeviceSynchronize": true, "hipStreamSynchronize": true,
+	"hipEventSynchronize": true, "hipMemcpy": true,
+	"aten::item": true, "aten::_local_scalar_dense": true,
+}
+
+// interval is a half-open [s, e) span in nanoseconds.
+type interval struct{ s, e int64 }
+
+// deriver holds the per-trace indexes shared by the fact computations.
+type deriver struct {
+	t   *trace.Trace
+	cfg Config
+	f   *Facts
+
+	window   []interval // W, sorted, disjoint
+	windowNS int64
+	launch   map[int64]int // correlation -> index of its runtime/driver event (first in file order)
+	primary  int64
+	hasGPU   bool
+	chainNS  int64 // summed duration of chain members
+}
+
+// Derive computes every fact of one trace. It never fails: a fact the trace
+// cannot give is left nil.
+func Derive(t *trace.Trace, cfg Config) *Facts {
+	d := &deriver{t: t, cfg: cfg, f: &Facts{SchemaVersion: SchemaVersion, Examples: map[string][]EventRef{}}}
+	d.capabilities()
+	d.indexLaunches()
+	d.primaryDevice()
+	d.steps()
+	d.gpu()
+	d.host()
+	d.chains()
+	return d.f
+}
+
+func (d *deriver) capabilities() {
+	t, f := d.t, d.f
+	f.HasShapes, f.HasStack, f.HasMemory = t.RecordShapes, t.WithStack, t.ProfileMemory
+	if t.Distributed != nil {
+		f.Rank, f.WorldSize = t.Distributed.Rank, t.Distributed.WorldSize
+	}
+}
+
+func (d *deriver) indexLaunches() {
+	evs := d.t.Events
+	d.launch = make(map[int64]int)
+	for i := range evs {
+		e := &evs[i]
+		if !e.Cat.IsRuntime() || e.Has&trace.HasCorrelation == 0 || e.Ph != trace.PhComplete {
+			continue
+		}
+		if j, ok := d.launch[e.Correlation]; ok && evs[j].Index < e.Index {
+			continue
+		}
+		d.launch[e.Correlation] = i
+	}
+}
+
+// primaryDevice picks the device with the largest summed kernel duration
+// over the whole trace (ties: smallest id); without kernels, the largest
+// summed memcpy/memset duration.
+func (d *deriver) primaryDevice() {
+	kern := map[int64]int64{}
+	other := map[int64]int64{}
+	for i := range d.t.Events {
+		e := &d.t.Events[i]
+		if e.Ph != trace.PhComplete || !e.Cat.IsGPUActivity() {
+			continue
+		}
+		if e.Cat == trace.CatKernel {
+			kern[e.DeviceID()] += e.Dur
+		} else {
+			other[e.DeviceID()] += e.Dur
+		}
+	}
+	sums := kern
+	if len(kern) == 0 {
+		sums = other
+	}
+	if len(sums) == 0 {
+		return
+	}
+	best, bestSum := int64(0), int64(-1)
+	for dev, s := range sums {
+		if s > bestSum || (s == bestSum && dev < best) {
+			best, bestSum = dev, s
+		}
+	}
+	d.hasGPU, d.primary = true, best
+	d.f.HasGPU = true
+	id := best
+	d.f.PrimaryDevice = &id
+	d.f.Device = d.deviceProps(best)
+}
+
+func (d *deriver) deviceProps(id int64) *Device {
+	devs := d.t.Devices
+	for _, p := range devs {
+		if p.ID == id {
+			return &Device{ID: id, Name: p.Name, ComputeMajor: p.ComputeMajor, ComputeMinor: p.ComputeMinor, SMCount: p.NumSMs, TotalMemoryBytes: p.TotalGlobalMem}
+		}
+	}
+	if len(devs) == 0 || devs[0].Name == "" {
+		return nil
+	}
+	for _, p := range devs[1:] {
+		if p.Name != devs[0].Name {
+			return nil
+		}
+	}
+	return &Device{ID: id, Name: devs[0].Name}
+}
+
+// isCPU reports whether a complete event is on the host timeline.
+func isCPU(e *trace.Event) bool {
+	return e.Ph == trace.PhComplete && !e.Cat.IsGPU() && e.Cat != trace.CatTrace
+}
+
+// steps finds ProfilerStep#N spans, extends each to the end of the GPU work
+// it launched (never past the next step's start) and builds the window W.
+func (d *deriver) steps() {
+	evs := d.t.Events
+	var steps []int
+	for i := range evs {
+		e := &evs[i]
+		if isCPU(e) && strings.HasPrefix(d.t.Name(e), "ProfilerStep#") {
+			steps = append(steps, i)
+		}
+	}
+	if len(steps) == 0 {
+		d.noStepWindow()
+		return
+	}
+	sort.Slice(steps, func(a, b int) bool {
+		ea, eb := &evs[steps[a]], &evs[steps[b]]
+		if ea.TS != eb.TS {
+			return ea.TS < eb.TS
+		}
+		return ea.Index < eb.Index
+	})
+	starts := make([]int64, len(steps))
+	ends := make([]int64, len(steps))
+	for k, i := range steps {
+		starts[k], ends[k] = evs[i].TS, evs[i].End()
+	}
+	own := append([]int64(nil), ends...)
+	// Extend by GPU activity launched from inside the step.
+	for i := range evs {
+		g := &evs[i]
+		if g.Ph != trace.PhComplete || !g.Cat.IsGPUActivity() || g.Has&trace.HasCorrelation == 0 {
+			continue
+		}
+		li, ok := d.launch[g.Correlation]
+		if !ok {
+			continue
+		}
+		lts := evs[li].TS
+		k := sort.Search(len(starts), func(k int) bool { return starts[k] > lts }) - 1
+		if k < 0 || lts >= own[k] {
+			continue
+		}
+		if g.End() > ends[k] {
+			ends[k] = g.End()
+		}
+	}
+	durs := make([]float64, 0, len(steps))
+	for k := range steps {
+		if k+1 < len(steps) && ends[k] > starts[k+1] {
+			ends[k] = starts[k+1]
+		}
+		if ends[k] < starts[k] {
+			ends[k] = starts[k]
+		}
+		d.window = append(d.window, interval{starts[k], ends[k]})
+		durs = append(durs, float64(ends[k]-starts[k])/1e3)
+	}
+	d.window = union(d.window)
+	d.windowNS = total(d.window)
+	d.f.HasSteps = true
+	d.f.StepsCount = len(steps)
+	d.f.WindowUS = float64(d.windowNS) / 1e3
+	d.f.StepTimeUS, d.f.StepTimeCV = stepStats(durs)
+	refs := make([]EventRef, 0, len(steps))
+	for k, i := range steps {
+		r := d.ref(&evs[i])
+		r.DurUS = durs[k]
+		refs = append(refs, r)
+	}
+	d.f.Examples["step"] = refs
+}
+
+// noStepWindow sets W to the first start .. last end of the complete
+// events (profiler Trace spans excluded).
+func (d *deriver) noStepWindow() {
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	for i := range d.t.Events {
+		e := &d.t.Events[i]
+		if e.Ph != trace.PhComplete || e.Cat == trace.CatTrace {
+			continue
+		}
+		lo = min(lo, e.TS)
+		hi = max(hi, e.End())
+	}
+	if lo > hi {
+		return
+	}
+	d.window = []interval{{lo, hi}}
+	d.windowNS = hi - lo
+	d.f.WindowUS = float64(d.windowNS) / 1e3
+}
+
+func stepStats(durs []float64) (*StepStats, *float64) {
+	n := float64(len(durs))
+	sorted := append([]float64(nil), durs...)
+	sort.Float64s(sorted)
+	var sum float64
+	for _, v := range durs {
+		sum += v
+	}
+	mean := sum / n
+	var ss float64
+	for _, v := range durs {
+		ss += (v - mean) * (v - mean)
+	}
+	cv := 0.0
+	if mean > 0 {
+		cv = math.Sqrt(ss/n) / mean
+	}
+	return &StepStats{Mean: mean, P50: percentile(sorted, 0.5), P90: percentile(sorted, 0.9), Max: sorted[len(sorted)-1]}, &cv
+}
+
+// percentile interpolates linearly between order statistics (numpy's
+// default "linear" method) over sorted values.
+func percentile(sorted []float64, q float64) float64 {
+	pos := q * float64(len(sorted)-1)
+	lo := int(math.Floor(pos))
+	hi := int(math.Ceil(pos))
+	frac := pos - float64(lo)
+	return sorted[lo] + (sorted[hi]-sorted[lo])*frac
+}
+
+// inWindow reports whether ts lies in W's half-open intervals.
+func (d *deriver) inWindow(ts int64) bool {
+	w := d.window
+	k := sort.Search(len(w), func(k int) bool { return w[k].e > ts })
+	return k < len(w) && w[k].s <= ts
+}
+
+// union sorts and merges intervals in place.
+func union(iv []interval) []interval {
+	if len(iv) == 0 {
+		return iv
+	}
+	sort.Slice(iv, func(a, b int) bool { return iv[a].s < iv[b].s })
+	out := iv[:1]
+	for _, x := range iv[1:] {
+		last := &out[len(out)-1]
+		if x.s <= last.e {
+			last.e = max(last.e, x.e)
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+func total(iv []interval) int64 {
+	var n int64
+	for _, x := range iv {
+		n += x.e - x.s
+	}
+	return n
+}
+
+// clippedUnion returns |union(iv) ∩ W| in nanoseconds.
+func (d *deriver) clippedUnion(iv []interval) int64 {
+	iv = union(iv)
+	w := d.window
+	var n int64
+	j := 0
+	for _, x := range iv {
+		for j < len(w) && w[j].e <= x.s {
+			j++
+		}
+		for k := j; k < len(w) && w[k].s < x.e; k++ {
+			lo, hi := max(x.s, w[k].s), min(x.e, w[k].e)
+			if hi > lo {
+				n += hi - lo
+			}
+		}
+	}
+	return n
+}
+
+func (d *deriver) ratio(ns int64) *float64 {
+	if d.windowNS <= 0 {
+		return nil
+	}
+	r := float64(ns) / float64(d.windowNS)
+	return &r
+}
+
+func (d *deriver) perStep(n int64) *float64 {
+	if d.f.StepsCount == 0 {
+		return nil
+	}
+	v := float64(n) / float64(d.f.StepsCount)
+	return &v
+}
+
+func (d *deriver) ref(e *trace.Event) EventRef {
+	off := 0.0
+	if len(d.window) > 0 {
+		off = float64(e.TS-d.window[0].s) / 1e3
+	}
+	return EventRef{
+		Name:     d.t.Name(e),
+		TSUS:     float64(e.TS) / 1e3,
+		OffsetUS: off,
+		DurUS:    float64(e.Dur) / 1e3,
+		PID:      d.t.IDString(e.PID),
+		TID:      d.t.IDString(e.TID),
+	}
+}
+
+// examples keeps the cfg.Examples longest events (ties: earliest).
+func (d *deriver) examples(key string, idx []int) {
+	if len(idx) == 0 {
+		return
+	}
+	evs := d.t.Events
+	idx = append([]int(nil), idx...)
+	sort.Slice(idx, func(a, b int) bool {
+		ea, eb := &evs[idx[a]], &evs[idx[b]]
+		if ea.Dur != eb.Dur {
+			return ea.Dur > eb.Dur
+		}
+		return ea.TS < eb.TS
+	})
+	if len(idx) > d.cfg.Examples {
+		idx = idx[:d.cfg.Examples]
+	}
+	refs := make([]EventRef, len(idx))
+	for k, i := range idx {
+		refs[k] = d.ref(&evs[i])
+	}
+	d.f.Examples[key] = refs
+}
+
+func i64(v int64) *int64     { return &v }
+func f64(v float64) *float64 { return &v }

@@ -1,0 +1,211 @@
+package facts
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/stepdoctor/stepdoctor/engine/trace"
+)
+
+// gpu derives busy/idle, kernel and memcpy facts for the primary device.
+// Kernel and memcpy facts count events starting in W; busy and time ratios
+// clip intervals to W (DESIGN.md fine print).
+func (d *deriver) gpu() {
+	if !d.hasGPU {
+		return
+	}
+	f, evs := d.f, d.t.Events
+	var busy, copies []interval
+	var kernels, short, withLaunch, launchBound int64
+	var mc, htod, dtoh, dtod, pageable, bytes int64
+	var pageableIdx, shortIdx []int
+	for i := range evs {
+		e := &evs[i]
+		if e.Ph != trace.PhComplete || !e.Cat.IsGPUActivity() || e.DeviceID() != d.primary {
+			continue
+		}
+		busy = append(busy, interval{e.TS, e.End()})
+		if e.Cat == trace.CatMemcpy {
+			copies = append(copies, interval{e.TS, e.End()})
+		}
+		if !d.inWindow(e.TS) {
+			continue
+		}
+		switch e.Cat {
+		case trace.CatKernel:
+			kernels++
+			if e.Dur < d.cfg.ShortKernelNS {
+				short++
+				shortIdx = append(shortIdx, i)
+			}
+			if e.Has&trace.HasCorrelation != 0 {
+				if li, ok := d.launch[e.Correlation]; ok && launchNames[d.t.Name(&evs[li])] {
+					withLaunch++
+					if evs[li].Dur >= e.Dur {
+						launchBound++
+					}
+				}
+			}
+		case trace.CatMemcpy:
+			mc++
+			name := d.t.Name(e)
+			switch {
+			case strings.Contains(name, "HtoD"):
+				htod++
+			case strings.Contains(name, "DtoH"):
+				dtoh++
+			case strings.Contains(name, "DtoD"):
+				dtod++
+			}
+			if strings.Contains(name, "Pageable") {
+				pageable++
+				pageableIdx = append(pageableIdx, i)
+			}
+			if e.Has&trace.HasBytes != 0 {
+				bytes += e.Bytes
+			}
+		}
+	}
+	f.GPUBusyRatio = d.ratio(d.clippedUnion(busy))
+	if f.GPUBusyRatio != nil {
+		f.GPUIdleRatio = f64(1 - *f.GPUBusyRatio)
+	}
+	f.KernelCount = i64(kernels)
+	f.KernelsPerStep = d.perStep(kernels)
+	if d.windowNS > 0 {
+		f.KernelLaunchesPerMS = f64(float64(kernels) / (float64(d.windowNS) / 1e6))
+	}
+	if kernels > 0 {
+		f.ShortKernelRatio = f64(float64(short) / float64(kernels))
+	}
+	if withLaunch > 0 {
+		f.LaunchBoundKernelRatio = f64(float64(launchBound) / float64(withLaunch))
+	}
+	f.MemcpyCount = i64(mc)
+	f.MemcpyPerStep = d.perStep(mc)
+	f.MemcpyHtoDCount, f.MemcpyDtoHCount, f.MemcpyDtoDCount = i64(htod), i64(dtoh), i64(dtod)
+	f.MemcpyPageableCount = i64(pageable)
+	f.MemcpyBytes = i64(bytes)
+	f.MemcpyTimeRatio = d.ratio(d.clippedUnion(copies))
+	d.examples("pageable_memcpy", pageableIdx)
+	d.shortKernelExamples(shortIdx)
+}
+
+// shortKernelExamples keeps one example of each of the most frequent short
+// kernel names (the names that dominate launch overhead).
+func (d *deriver) shortKernelExamples(idx []int) {
+	evs := d.t.Events
+	count := map[trace.Str]int{}
+	first := map[trace.Str]int{}
+	for _, i := range idx {
+		n := evs[i].Name
+		if _, ok := first[n]; !ok {
+			first[n] = i
+		}
+		count[n]++
+	}
+	names := make([]trace.Str, 0, len(count))
+	for n := range count {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(a, b int) bool {
+		if count[names[a]] != count[names[b]] {
+			return count[names[a]] > count[names[b]]
+		}
+		return evs[first[names[a]]].Index < evs[first[names[b]]].Index
+	})
+	if len(names) > d.cfg.Examples {
+		names = names[:d.cfg.Examples]
+	}
+	var refs []EventRef
+	for _, n := range names {
+		refs = append(refs, d.ref(&evs[first[n]]))
+	}
+	if len(refs) > 0 {
+		d.f.Examples["short_kernel"] = refs
+	}
+}
+
+// host derives host sync and DataLoader facts.
+func (d *deriver) host() {
+	f, evs := d.f, d.t.Events
+	type thread struct{ pid, tid trace.ID }
+	syncs := map[thread][]int{}
+	var dl []interval
+	var dlIdx []int
+	sawDL, single := false, false
+	for i := range evs {
+		e := &evs[i]
+		if !isCPU(e) {
+			continue
+		}
+		name := d.t.Name(e)
+		if syncNames[name] {
+			k := thread{e.PID, e.TID}
+			syncs[k] = append(syncs[k], i)
+		}
+		if strings.HasPrefix(name, "enumerate(DataLoader)#") && strings.HasSuffix(name, "__next__") {
+			sawDL = true
+			if strings.Contains(name, "_SingleProcessDataLoaderIter") {
+				single = true
+			}
+			dl = append(dl, interval{e.TS, e.End()})
+			if d.inWindow(e.TS) {
+				dlIdx = append(dlIdx, i)
+			}
+		}
+	}
+	if sawDL {
+		f.DataloaderSingleProcess = &single
+	}
+	// Outermost sync events per thread: a sync starting inside another
+	// (closed at its end) is part of it (aten::item -> _local_scalar_dense
+	// -> cudaStreamSynchronize is one sync).
+	keys := make([]thread, 0, len(syncs))
+	for k := range syncs {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(a, b int) bool {
+		if keys[a].pid != keys[b].pid {
+			return keys[a].pid < keys[b].pid
+		}
+		return keys[a].tid < keys[b].tid
+	})
+	var outer []int
+	for _, k := range keys {
+		idx := syncs[k]
+		sortByStart(evs, idx)
+		end := int64(-1 << 62)
+		for _, i := range idx {
+			e := &evs[i]
+			if e.TS <= end {
+				continue
+			}
+			end = e.End()
+			if d.inWindow(e.TS) {
+				outer = append(outer, i)
+			}
+		}
+	}
+	f.SyncPerStep = d.perStep(int64(len(outer)))
+	d.examples("sync", outer)
+	if f.HasSteps {
+		f.DataloaderTimeRatio = d.ratio(d.clippedUnion(dl))
+	}
+	d.examples("dataloader", dlIdx)
+}
+
+// sortByStart orders event indexes by start, longer first on ties, then
+// file order, so parents precede their children.
+func sortByStart(evs []trace.Event, idx []int) {
+	sort.Slice(idx, func(a, b int) bool {
+		ea, eb := &evs[idx[a]], &evs[idx[b]]
+		if ea.TS != eb.TS {
+			return ea.TS < eb.TS
+		}
+		if ea.Dur != eb.Dur {
+			return ea.Dur > eb.Dur
+		}
+		return ea.Index < eb.Index
+	})
+}

@@ -1,0 +1,403 @@
+package trace
+
+import (
+	"fmt"
+)
+
+// rawEvent collects one event object's fields before it is classified.
+type rawEvent struct {
+	ev      Event
+	ph      byte
+	hasTS   bool
+	hasDur  bool
+	badTime bool
+	name    []byte
+	off     int64
+}
+
+// event parses one event object (the '{' is next) and stores it.
+func (p *parser) event() error {
+	lx := p.lx
+	var r rawEvent
+	r.off = lx.offset()
+	r.ev.Index = p.nEvents
+	p.nEvents++
+	p.t.Health.EventsRead++
+	lx.pos++ // '{'
+	for first := true; ; first = false {
+		c, err := lx.peek()
+		if err != nil {
+			return err
+		}
+		if c == '}' {
+			lx.pos++
+			break
+		}
+		if !first {
+			if c != ',' {
+				return lx.syntaxErr(fmt.Sprintf("expected ',' or '}' in an event, found %s", quoteByte(c)))
+			}
+			lx.pos++
+			if c, err = lx.peek(); err != nil {
+				return err
+			} else if c == '}' {
+				p.note(DiagRepair, "trailing_comma", "trailing comma removed", lx.offset()-1)
+				lx.pos++
+				break
+			}
+		}
+		k, err := lx.str()
+		if err != nil {
+			return err
+		}
+		// Keys are matched by length and bytes; k is invalid after the
+		// next lexer call.
+		var key byte
+		switch string(k) {
+		case "ph":
+			key = 'p'
+		case "cat":
+			key = 'c'
+		case "name":
+			key = 'n'
+		case "pid":
+			key = 'P'
+		case "tid":
+			key = 'T'
+		case "ts":
+			key = 't'
+		case "dur":
+			key = 'd'
+		case "args":
+			key = 'a'
+		}
+		if err := lx.expect(':'); err != nil {
+			return err
+		}
+		switch key {
+		case 'p':
+			v, err := p.strValue()
+			if err != nil {
+				return err
+			}
+			if len(v) > 0 {
+				r.ph = v[0]
+			}
+		case 'c':
+			off := lx.offset()
+			v, err := p.strValue()
+			if err != nil {
+				return err
+			}
+			r.ev.CatName = p.str(v, off)
+		case 'n':
+			off := lx.offset()
+			v, err := p.strValue()
+			if err != nil {
+				return err
+			}
+			r.ev.Name = p.str(v, off)
+		case 'P', 'T':
+			id, err := p.idValue()
+			if err != nil {
+				return err
+			}
+			if key == 'P' {
+				r.ev.PID = id
+			} else {
+				r.ev.TID = id
+			}
+		case 't', 'd':
+			v, ok, err := p.timeValue()
+			if err != nil {
+				return err
+			}
+			if !ok {
+				r.badTime = true
+			}
+			if key == 't' {
+				r.ev.TS, r.hasTS = v, true
+			} else {
+				r.ev.Dur, r.hasDur = v, true
+			}
+		case 'a':
+			if err := p.args(&r.ev); err != nil {
+				return err
+			}
+		default:
+			if err := lx.skipValue(); err != nil {
+				return err
+			}
+		}
+	}
+	p.store(&r)
+	return nil
+}
+
+// strValue reads a string value; a non-string is skipped and returns nil.
+func (p *parser) strValue() ([]byte, error) {
+	lx := p.lx
+	c, err := lx.peek()
+	if err != nil {
+		return nil, err
+	}
+	if c != '"' {
+		return nil, lx.skipValue()
+	}
+	return lx.str()
+}
+
+func (p *parser) idValue() (ID, error) {
+	lx := p.lx
+	c, err := lx.peek()
+	if err != nil {
+		return 0, err
+	}
+	var b []byte
+	switch {
+	case c == '"':
+		b, err = lx.str()
+	case c == '-' || (c >= '0' && c <= '9'):
+		b, err = lx.number()
+	default:
+		return 0, lx.skipValue()
+	}
+	if err != nil {
+		return 0, err
+	}
+	return p.id(b), nil
+}
+
+// timeValue reads ts or dur in microseconds (number or numeric string) as
+// nanoseconds. ok is false for non-numbers (NaN, inf, garbage).
+func (p *parser) timeValue() (int64, bool, error) {
+	lx := p.lx
+	c, err := lx.peek()
+	if err != nil {
+		return 0, false, err
+	}
+	off := lx.offset()
+	var b []byte
+	switch {
+	case c == '"':
+		b, err = lx.str()
+	case c == '-' || (c >= '0' && c <= '9'):
+		b, err = lx.number()
+		if err == nil && len(b) == 1 && b[0] == '-' {
+			// -inf / -Infinity
+			w, err := lx.word()
+			if err != nil {
+				return 0, false, err
+			}
+			p.note(DiagRepair, "non_finite", fmt.Sprintf("non-JSON token %q in a timestamp", "-"+string(w)), off)
+			return 0, false, nil
+		}
+	case (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'):
+		w, err := lx.word()
+		if err != nil {
+			return 0, false, err
+		}
+		if string(w) != "null" {
+			p.note(DiagRepair, "non_finite", fmt.Sprintf("non-JSON token %q in a timestamp", w), off)
+		}
+		return 0, false, nil
+	default:
+		return 0, false, lx.skipValue()
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	v, ok := parseNS(b)
+	return v, ok, nil
+}
+
+// args reads the args object, keeping the keys facts use.
+func (p *parser) args(ev *Event) error {
+	lx := p.lx
+	c, err := lx.peek()
+	if err != nil {
+		return err
+	}
+	if c != '{' {
+		return lx.skipValue()
+	}
+	lx.pos++
+	for first := true; ; first = false {
+		c, err := lx.peek()
+		if err != nil {
+			return err
+		}
+		if c == '}' {
+			lx.pos++
+			return nil
+		}
+		if !first {
+			if c != ',' {
+				return lx.syntaxErr(fmt.Sprintf("expected ',' or '}' in args, found %s", quoteByte(c)))
+			}
+			lx.pos++
+			if c, err = lx.peek(); err != nil {
+				return err
+			} else if c == '}' {
+				p.note(DiagRepair, "trailing_comma", "trailing comma removed", lx.offset()-1)
+				lx.pos++
+				return nil
+			}
+		}
+		k, err := lx.str()
+		if err != nil {
+			return err
+		}
+		var flag uint16
+		var dst *int64
+		var dst32 *int32
+		switch string(k) {
+		case "correlation":
+			flag, dst = HasCorrelation, &ev.Correlation
+		case "External id", "external id":
+			flag, dst = HasExternalID, &ev.ExternalID
+		case "device":
+			flag, dst32 = HasDevice, &ev.Device
+		case "stream":
+			flag, dst32 = HasStream, &ev.Stream
+		case "bytes", "Bytes":
+			flag, dst = HasBytes, &ev.Bytes
+		case "Total Allocated":
+			flag, dst = HasTotalAllocated, &ev.TotalAllocated
+		case "Device Id":
+			flag, dst32 = HasDeviceID, &ev.Device
+		case "Input Dims", "Input dims":
+			p.t.RecordShapes = true
+		case "Call stack":
+			p.t.WithStack = true
+		}
+		if err := lx.expect(':'); err != nil {
+			return err
+		}
+		if flag == 0 {
+			if err := lx.skipValue(); err != nil {
+				return err
+			}
+			continue
+		}
+		c, err = lx.peek()
+		if err != nil {
+			return err
+		}
+		if c != '-' && (c < '0' || c > '9') {
+			if err := lx.skipValue(); err != nil {
+				return err
+			}
+			continue
+		}
+		b, err := lx.number()
+		if err != nil {
+			return err
+		}
+		v, ok := parseInt(b)
+		if !ok {
+			continue
+		}
+		if dst32 != nil {
+			if v != int64(int32(v)) {
+				continue
+			}
+			*dst32 = int32(v)
+		} else {
+			*dst = v
+		}
+		ev.Has |= flag
+	}
+}
+
+// store classifies a parsed event and keeps it if facts can use it.
+func (p *parser) store(r *rawEvent) {
+	ev := &r.ev
+	ev.Cat = catOf(p.t.strs[ev.CatName], ev.CatName == 0)
+	switch r.ph {
+	case 'X':
+		if r.badTime || !r.hasTS {
+			p.drop("bad_time", "complete event without a finite ts/dur", r.off)
+			return
+		}
+		if !r.hasDur {
+			ev.Dur = 0
+		}
+		if ev.Dur < 0 {
+			p.drop("negative_dur", "complete event with negative dur", r.off)
+			return
+		}
+		ev.Ph = PhComplete
+	case 'B':
+		if r.badTime || !r.hasTS {
+			p.drop("bad_time", "B event without a finite ts", r.off)
+			return
+		}
+		if p.open == nil {
+			p.open = make(map[[2]ID][]Event)
+		}
+		k := [2]ID{ev.PID, ev.TID}
+		p.open[k] = append(p.open[k], *ev)
+		return
+	case 'E':
+		k := [2]ID{ev.PID, ev.TID}
+		st := p.open[k]
+		if len(st) == 0 {
+			p.note(DiagWarning, "unmatched_end", "E event without a matching B on its thread; ignored", r.off)
+			return
+		}
+		b := st[len(st)-1]
+		p.open[k] = st[:len(st)-1]
+		if r.badTime || !r.hasTS || ev.TS < b.TS {
+			p.drop("bad_time", "B/E pair with a missing or backwards E timestamp", r.off)
+			return
+		}
+		b.Dur = ev.TS - b.TS
+		b.Ph = PhComplete
+		p.keep(&b)
+		return
+	case 'i', 'I':
+		if r.badTime || !r.hasTS {
+			p.drop("bad_time", "instant event without a finite ts", r.off)
+			return
+		}
+		ev.Ph = PhInstant
+		ev.Dur = 0
+		if p.t.strs[ev.Name] == "[memory]" {
+			p.t.ProfileMemory = true
+		}
+	case 'C':
+		if r.badTime || !r.hasTS {
+			return
+		}
+		ev.Ph = PhCounter
+		ev.Dur = 0
+	default:
+		// M metadata, s/f/t flows, async b/e/n and unknown phases: read,
+		// not stored (facts link by args.correlation).
+		return
+	}
+	if ev.Cat == CatPythonFunction {
+		p.t.WithStack = true
+	}
+	p.keep(ev)
+}
+
+func (p *parser) keep(ev *Event) {
+	p.t.Events = append(p.t.Events, *ev)
+}
+
+func (p *parser) drop(reason, msg string, off int64) {
+	p.t.Health.Dropped++
+	p.note(DiagDropped, reason, msg, off)
+}
+
+func catOf(name string, absent bool) Cat {
+	if absent {
+		return CatNone
+	}
+	if c, ok := catByName[name]; ok {
+		return c
+	}
+	return CatOther
+}

@@ -1,0 +1,418 @@
+package trace
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// errEOF marks input that ended inside a value (a truncated file).
+var errEOF = errors.New("unexpected end of input")
+
+// lexer is a pull tokenizer over a sliding window of the input. Slices it
+// returns point into the window (or a scratch buffer) and stay valid only
+// until the next call.
+type lexer struct {
+	src     io.Reader
+	buf     []byte
+	pos     int
+	end     int
+	base    int64 // stream offset of buf[0]
+	eof     bool
+	rerr    error // read error other than io.EOF (for example a cut gzip stream)
+	scratch []byte
+
+	// repair is called for each recoverable defect with a reason key,
+	// message and stream offset.
+	repair func(reason, msg string, off int64)
+}
+
+const windowSize = 1 << 20
+
+func newLexer(r io.Reader) *lexer {
+	return &lexer{src: r, buf: make([]byte, windowSize)}
+}
+
+// offset is the stream offset of the next unread byte.
+func (l *lexer) offset() int64 { return l.base + int64(l.pos) }
+
+// fill reads more input, keeping buf[keep:end]. It returns false when no
+// more input can be read. Positions below keep are invalidated; callers
+// re-derive slices from the returned shift.
+func (l *lexer) fill(keep int) (shift int, ok bool) {
+	if l.eof {
+		return 0, false
+	}
+	if keep > 0 {
+		copy(l.buf, l.buf[keep:l.end])
+		l.end -= keep
+		l.pos -= keep
+		l.base += int64(keep)
+		shift = keep
+	}
+	if l.end == len(l.buf) {
+		nb := make([]byte, 2*len(l.buf))
+		copy(nb, l.buf[:l.end])
+		l.buf = nb
+	}
+	for {
+		n, err := l.src.Read(l.buf[l.end:])
+		l.end += n
+		if err != nil {
+			l.eof = true
+			if err != io.EOF {
+				l.rerr = err
+			}
+			return shift, n > 0
+		}
+		if n > 0 {
+			return shift, true
+		}
+	}
+}
+
+// peek skips whitespace and returns the next byte without consuming it.
+func (l *lexer) peek() (byte, error) {
+	for {
+		for l.pos < l.end {
+			c := l.buf[l.pos]
+			if c > ' ' {
+				return c, nil
+			}
+			if c != ' ' && c != '\n' && c != '\r' && c != '\t' {
+				return c, nil
+			}
+			l.pos++
+		}
+		if _, ok := l.fill(l.pos); !ok {
+			return 0, errEOF
+		}
+	}
+}
+
+// expect consumes c after optional whitespace.
+func (l *lexer) expect(c byte) error {
+	got, err := l.peek()
+	if err != nil {
+		return err
+	}
+	if got != c {
+		return l.syntaxErr(fmt.Sprintf("expected %q, found %s", c, quoteByte(got)))
+	}
+	l.pos++
+	return nil
+}
+
+func quoteByte(c byte) string {
+	if c >= 0x20 && c < 0x7f {
+		return strconv.QuoteRune(rune(c))
+	}
+	return fmt.Sprintf("byte 0x%02x", c)
+}
+
+// SyntaxError is unrecoverable malformed JSON at Offset (bytes into the
+// uncompressed stream).
+type SyntaxError struct {
+	Offset int64
+	Msg    string
+}
+
+func (e *SyntaxError) Error() string { return fmt.Sprintf("byte %d: %s", e.Offset, e.Msg) }
+
+func (l *lexer) syntaxErr(msg string) error {
+	return &SyntaxError{Offset: l.offset(), Msg: msg}
+}
+
+// str reads a JSON string (the opening quote is next) and returns its
+// decoded bytes. Invalid escapes are kept literally and reported.
+func (l *lexer) str() ([]byte, error) {
+	if err := l.expect('"'); err != nil {
+		return nil, err
+	}
+	start := l.pos
+	scanFrom := start
+	for {
+		i := bytes.IndexByte(l.buf[scanFrom:l.end], '"')
+		if i >= 0 {
+			q := scanFrom + i
+			// Count backslashes before the quote.
+			n := 0
+			for k := q - 1; k >= start && l.buf[k] == '\\'; k-- {
+				n++
+			}
+			if n%2 == 1 {
+				scanFrom = q + 1
+				continue
+			}
+			raw := l.buf[start:q]
+			l.pos = q + 1
+			if bytes.IndexByte(raw, '\\') < 0 {
+				return raw, nil
+			}
+			return l.unescape(raw, l.base+int64(start)), nil
+		}
+		scanFrom = l.end
+		shift, ok := l.fill(start)
+		if !ok {
+			l.pos = l.end
+			return nil, errEOF
+		}
+		start -= shift
+		scanFrom -= shift
+	}
+}
+
+// skipStr skips a JSON string whose opening quote is next.
+func (l *lexer) skipStr() error {
+	l.pos++ // opening quote, checked by the caller
+	start := l.pos
+	scanFrom := start
+	for {
+		i := bytes.IndexByte(l.buf[scanFrom:l.end], '"')
+		if i >= 0 {
+			q := scanFrom + i
+			n := 0
+			for k := q - 1; k >= start && l.buf[k] == '\\'; k-- {
+				n++
+			}
+			if n%2 == 1 {
+				scanFrom = q + 1
+				continue
+			}
+			l.pos = q + 1
+			return nil
+		}
+		scanFrom = l.end
+		shift, ok := l.fill(start)
+		if !ok {
+			l.pos = l.end
+			return errEOF
+		}
+		start -= shift
+		scanFrom -= shift
+	}
+}
+
+func (l *lexer) unescape(raw []byte, off int64) []byte {
+	out := l.scratch[:0]
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c != '\\' || i+1 >= len(raw) {
+			out = append(out, c)
+			continue
+		}
+		i++
+		switch raw[i] {
+		case '"', '\\', '/':
+			out = append(out, raw[i])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, n := decodeU(raw[i+1:])
+			if n == 0 {
+				l.repair("bad_escape", `invalid \u escape kept as text`, off+int64(i))
+				out = append(out, '\\', 'u')
+				continue
+			}
+			i += n
+			if utf16.IsSurrogate(r) {
+				if i+2 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
+					r2, n2 := decodeU(raw[i+3:])
+					if n2 > 0 {
+						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+							r = dec
+							i += 2 + n2
+						}
+					}
+				}
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			// A lone backslash such as a Windows path (C:\Users): keep it.
+			l.repair("bad_escape", fmt.Sprintf(`invalid escape "\%c" kept as text`, raw[i]), off+int64(i-1))
+			out = append(out, '\\', raw[i])
+		}
+	}
+	l.scratch = out
+	return out
+}
+
+func decodeU(b []byte) (rune, int) {
+	if len(b) < 4 {
+		return 0, 0
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, 0
+		}
+	}
+	return r, 4
+}
+
+func isNumByte(c byte) bool {
+	return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
+}
+
+// number reads a number token's text (the next byte starts it).
+func (l *lexer) number() ([]byte, error) {
+	start := l.pos
+	for {
+		for l.pos < l.end && isNumByte(l.buf[l.pos]) {
+			l.pos++
+		}
+		if l.pos < l.end {
+			return l.buf[start:l.pos], nil
+		}
+		shift, ok := l.fill(start)
+		start -= shift
+		if !ok {
+			// A number at the very end of input is complete only if the
+			// input is a bare number, which a trace never is.
+			return l.buf[start:l.pos], errEOF
+		}
+	}
+}
+
+// word reads a bare word (true, false, null, NaN, Infinity, inf).
+func (l *lexer) word() ([]byte, error) {
+	start := l.pos
+	for {
+		for l.pos < l.end {
+			c := l.buf[l.pos]
+			if (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') {
+				l.pos++
+				continue
+			}
+			return l.buf[start:l.pos], nil
+		}
+		shift, ok := l.fill(start)
+		start -= shift
+		if !ok {
+			return l.buf[start:l.pos], errEOF
+		}
+	}
+}
+
+// nonFinite reports whether w is a non-JSON number token that some writers
+// emit (NaN, Infinity, inf, with an optional leading minus handled by the caller).
+func nonFinite(w []byte) bool {
+	switch string(w) {
+	case "NaN", "nan", "Infinity", "infinity", "inf", "Inf":
+		return true
+	}
+	return false
+}
+
+// skipValue skips any JSON value. Non-finite number tokens are skipped
+// with a repair; trailing commas inside containers are repaired.
+func (l *lexer) skipValue() error {
+	c, err := l.peek()
+	if err != nil {
+		return err
+	}
+	switch {
+	case c == '"':
+		return l.skipStr()
+	case c == '{' || c == '[':
+		return l.skipContainer()
+	case c == '-' || (c >= '0' && c <= '9'):
+		if c == '-' && l.pos+1 < l.end && (l.buf[l.pos+1] == 'I' || l.buf[l.pos+1] == 'i' || l.buf[l.pos+1] == 'N') {
+			l.pos++
+			return l.skipWord()
+		}
+		_, err := l.number()
+		return err
+	case (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'):
+		return l.skipWord()
+	}
+	return l.syntaxErr(fmt.Sprintf("unexpected %s", quoteByte(c)))
+}
+
+func (l *lexer) skipWord() error {
+	off := l.offset()
+	w, err := l.word()
+	if err != nil {
+		return err
+	}
+	switch string(w) {
+	case "true", "false", "null":
+		return nil
+	}
+	if nonFinite(w) {
+		l.repair("non_finite", fmt.Sprintf("non-JSON token %q skipped", w), off)
+		return nil
+	}
+	return &SyntaxError{Offset: off, Msg: fmt.Sprintf("unexpected token %q", w)}
+}
+
+// skipContainer skips an object or array, tracking nesting and strings.
+func (l *lexer) skipContainer() error {
+	depth := 0
+	for {
+		c, err := l.peek()
+		if err != nil {
+			return err
+		}
+		switch c {
+		case '{', '[':
+			depth++
+			l.pos++
+		case '}', ']':
+			depth--
+			l.pos++
+			if depth == 0 {
+				return nil
+			}
+		case '"':
+			if err := l.skipStr(); err != nil {
+				return err
+			}
+		case ',':
+			l.pos++
+			if n, err := l.peek(); err == nil && (n == '}' || n == ']') {
+				l.repair("trailing_comma", "trailing comma removed", l.offset()-1)
+			}
+		case ':':
+			l.pos++
+		default:
+			if err := l.skipScalar(c); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (l *lexer) skipScalar(c byte) error {
+	if c == '-' || (c >= '0' && c <= '9') {
+		if c == '-' && l.pos+1 < l.end && (l.buf[l.pos+1] == 'I' || l.buf[l.pos+1] == 'i' || l.buf[l.pos+1] == 'N') {
+			l.pos++
+			return l.skipWord()
+		}
+		_, err := l.number()
+		return err
+	}
+	if (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') {
+		return l.skipWord()
+	}
+	return l.syntaxErr(fmt.Sprintf("unexpected %s", quoteByte(c)))
+}

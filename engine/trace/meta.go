@@ -1,0 +1,227 @@
+package trace
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+// decompress returns a reader of the uncompressed JSON: gzip (all members)
+// when the input starts with the gzip magic bytes 1f 8b, else the input.
+func decompress(br *bufio.Reader) (io.Reader, bool, error) {
+	magic, _ := br.Peek(2)
+	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, true, fmt.Errorf("open gzip stream: %w", err)
+		}
+		zr.Multistream(true)
+		return zr, true, nil
+	}
+	return br, false, nil
+}
+
+// deviceProps reads the deviceProperties array.
+func (p *parser) deviceProps() error {
+	lx := p.lx
+	c, err := lx.peek()
+	if err != nil {
+		return err
+	}
+	if c != '[' {
+		return lx.skipValue()
+	}
+	lx.pos++
+	for {
+		c, err := lx.peek()
+		if err != nil {
+			return err
+		}
+		switch c {
+		case ']':
+			lx.pos++
+			return nil
+		case ',':
+			lx.pos++
+			continue
+		case '{':
+		default:
+			if err := lx.skipValue(); err != nil {
+				return err
+			}
+			continue
+		}
+		lx.pos++
+		var d DeviceProps
+		if err := p.objectFields(func(key string) error {
+			switch key {
+			case "id":
+				v, err := p.intValue()
+				d.ID = v
+				return err
+			case "name":
+				b, err := p.strValue()
+				d.Name = string(p.t.strs[p.str(b, lx.offset())])
+				return err
+			case "computeMajor", "computeMinor", "numSms", "totalGlobalMem":
+				v, err := p.intValue()
+				if err != nil {
+					return err
+				}
+				ptr := &v
+				switch key {
+				case "computeMajor":
+					d.ComputeMajor = ptr
+				case "computeMinor":
+					d.ComputeMinor = ptr
+				case "numSms":
+					d.NumSMs = ptr
+				case "totalGlobalMem":
+					d.TotalGlobalMem = ptr
+				}
+				return nil
+			}
+			return lx.skipValue()
+		}); err != nil {
+			return err
+		}
+		p.t.Devices = append(p.t.Devices, d)
+	}
+}
+
+// distInfo reads the distributedInfo object.
+func (p *parser) distInfo() error {
+	lx := p.lx
+	c, err := lx.peek()
+	if err != nil {
+		return err
+	}
+	if c != '{' {
+		return lx.skipValue()
+	}
+	lx.pos++
+	d := &DistributedInfo{}
+	err = p.objectFields(func(key string) error {
+		switch key {
+		case "rank", "world_size":
+			c, err := lx.peek()
+			if err != nil {
+				return err
+			}
+			if c != '-' && (c < '0' || c > '9') && c != '"' {
+				return lx.skipValue()
+			}
+			v, err := p.intValue()
+			if err != nil {
+				return err
+			}
+			if key == "rank" {
+				d.Rank = &v
+			} else {
+				d.WorldSize = &v
+			}
+			return nil
+		case "backend":
+			b, err := p.strValue()
+			d.Backend = string(b)
+			return err
+		}
+		return lx.skipValue()
+	})
+	p.t.Distributed = d
+	return err
+}
+
+// objectFields iterates an object's members (after its '{'), calling f
+// with each key positioned at the value; f must consume the value.
+func (p *parser) objectFields(f func(key string) error) error {
+	lx := p.lx
+	for first := true; ; first = false {
+		c, err := lx.peek()
+		if err != nil {
+			return err
+		}
+		if c == '}' {
+			lx.pos++
+			return nil
+		}
+		if !first {
+			if c != ',' {
+				return lx.syntaxErr(fmt.Sprintf("expected ',' or '}', found %s", quoteByte(c)))
+			}
+			lx.pos++
+			if c, err = lx.peek(); err != nil {
+				return err
+			} else if c == '}' {
+				p.note(DiagRepair, "trailing_comma", "trailing comma removed", lx.offset()-1)
+				lx.pos++
+				return nil
+			}
+		}
+		k, err := lx.str()
+		if err != nil {
+			return err
+		}
+		key := string(k)
+		if err := lx.expect(':'); err != nil {
+			return err
+		}
+		if err := f(key); err != nil {
+			return err
+		}
+	}
+}
+
+// finish closes the read: unmatched B events, sentinel and corrupt records.
+func (p *parser) finish() {
+	t := p.t
+	if len(p.open) > 0 {
+		keys := make([][2]ID, 0, len(p.open))
+		for k := range p.open {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			if keys[i][0] != keys[j][0] {
+				return keys[i][0] < keys[j][0]
+			}
+			return keys[i][1] < keys[j][1]
+		})
+		for _, k := range keys {
+			for range p.open[k] {
+				p.drop("unclosed_begin", "B event without a matching E (the trace may be cut short)", -1)
+			}
+		}
+	}
+	var maxTS int64
+	for i := range t.Events {
+		if e := &t.Events[i]; e.TS > maxTS {
+			maxTS = e.TS
+		}
+	}
+	kept := t.Events[:0]
+	for i := range t.Events {
+		e := &t.Events[i]
+		switch {
+		case e.Ph == PhComplete && e.TS == 0 && maxTS > sentinelHorizonNS:
+			p.drop("ts_zero", "complete event with ts 0 in a trace with later events (a sentinel)", -1)
+			continue
+		case e.Dur > maxDurNS:
+			p.drop("absurd_dur", "event lasting more than 7 days", -1)
+			continue
+		}
+		kept = append(kept, *e)
+	}
+	t.Events = kept
+	t.Health.EventsKept = len(kept)
+	t.Bytes = p.lx.offset()
+	sort.SliceStable(t.Health.Diagnostics, func(i, j int) bool {
+		a, b := t.Health.Diagnostics[i], t.Health.Diagnostics[j]
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		return a.Reason < b.Reason
+	})
+}

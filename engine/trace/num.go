@@ -1,0 +1,162 @@
+package trace
+
+import "math/bits"
+
+var pow10 = [...]uint64{1, 10, 100, 1000, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
+
+// decimal parses JSON number text into sign, up to 19 significant digits
+// and a base-10 exponent: value = mant * 10^exp. ok is false for anything
+// that is not a finite JSON number.
+func decimal(b []byte) (mant uint64, exp int, neg bool, ok bool) {
+	i := 0
+	if i < len(b) && (b[i] == '-' || b[i] == '+') {
+		neg = b[i] == '-'
+		i++
+	}
+	digits := 0
+	sawDigit := false
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		sawDigit = true
+		if digits < 19 {
+			if mant != 0 || b[i] != '0' {
+				digits++
+			}
+			mant = mant*10 + uint64(b[i]-'0')
+		} else {
+			exp++
+		}
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+			sawDigit = true
+			if digits < 19 {
+				if mant != 0 || b[i] != '0' {
+					digits++
+				}
+				mant = mant*10 + uint64(b[i]-'0')
+				exp--
+			}
+		}
+	}
+	if !sawDigit {
+		return 0, 0, false, false
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		eneg := false
+		if i < len(b) && (b[i] == '-' || b[i] == '+') {
+			eneg = b[i] == '-'
+			i++
+		}
+		e := 0
+		start := i
+		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+			if e < 10000 {
+				e = e*10 + int(b[i]-'0')
+			}
+		}
+		if i == start {
+			return 0, 0, false, false
+		}
+		if eneg {
+			e = -e
+		}
+		exp += e
+	}
+	if i != len(b) {
+		return 0, 0, false, false
+	}
+	return mant, exp, neg, true
+}
+
+// scaleInt returns mant * 10^(exp+shift) rounded half away from zero,
+// with ok false on int64 overflow.
+func scaleInt(mant uint64, exp int, neg bool, shift int) (int64, bool) {
+	e := exp + shift
+	v := mant
+	switch {
+	case mant == 0:
+		return 0, true
+	case e > 0:
+		if e > 19 {
+			return 0, false
+		}
+		hi, lo := bits.Mul64(v, pow10[e])
+		if hi != 0 {
+			return 0, false
+		}
+		v = lo
+	case e < 0:
+		if -e > 19 {
+			v = 0
+			break
+		}
+		d := pow10[-e]
+		q, r := v/d, v%d
+		if r*2 >= d {
+			q++
+		}
+		v = q
+	}
+	if neg {
+		if v > 1<<63 {
+			return 0, false
+		}
+		return -int64(v), true
+	}
+	if v > 1<<63-1 {
+		return 0, false
+	}
+	return int64(v), true
+}
+
+// parseNS converts a microsecond number text to exact int64 nanoseconds.
+func parseNS(b []byte) (int64, bool) {
+	m, e, neg, ok := decimal(b)
+	if !ok {
+		return 0, false
+	}
+	return scaleInt(m, e, neg, 3)
+}
+
+// parseInt converts integer text (or an integral float such as 7.0) to
+// int64; ok is false for fractions, non-numbers and overflow.
+func parseInt(b []byte) (int64, bool) {
+	m, e, neg, ok := decimal(b)
+	if !ok {
+		return 0, false
+	}
+	if e < 0 {
+		for ; e < 0; e++ {
+			if m%10 != 0 {
+				return 0, false
+			}
+			m /= 10
+		}
+	}
+	return scaleInt(m, e, neg, 0)
+}
+
+func itoa(v int64) string {
+	var b [24]byte
+	i := len(b)
+	neg := v < 0
+	u := uint64(v)
+	if neg {
+		u = -u
+	}
+	for {
+		i--
+		b[i] = byte('0' + u%10)
+		u /= 10
+		if u == 0 {
+			break
+		}
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}

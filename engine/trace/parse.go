@@ -1,0 +1,358 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// Limits that mark corrupt records (DESIGN.md fine print).
+const (
+	maxDurNS          = int64(7 * 24 * 3600 * 1e9) // events lasting more than 7 days are corrupt
+	sentinelHorizonNS = int64(1e9)                 // ts 0 is a sentinel when other events are later than 1 s
+)
+
+// ErrNotKineto is wrapped by Parse when the input is JSON but not a
+// Chrome/Kineto trace (for example a PyTorch Execution Trace).
+var ErrNotKineto = errors.New("not a Kineto trace")
+
+// Parse reads one trace from r (plain JSON or gzip, detected by magic
+// bytes). name labels errors and diagnostics. Errors are "parse trace NAME:
+// ..." and name the byte offset in the uncompressed stream.
+func Parse(r io.Reader, name string) (*Trace, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	src, gz, err := decompress(br)
+	if err != nil {
+		return nil, fmt.Errorf("parse trace %s: %w", name, err)
+	}
+	p := newParser(src, name)
+	p.t.Gzip = gz
+	if err := p.run(); err != nil {
+		return nil, fmt.Errorf("parse trace %s: %w", name, err)
+	}
+	return p.t, nil
+}
+
+type parser struct {
+	t    *Trace
+	lx   *lexer
+	name string
+	diag map[string]int // reason -> index into Health.Diagnostics
+
+	open    map[[2]ID][]Event // B events awaiting their E, per (pid, tid)
+	nEvents int32
+	stop    bool // input ended early; keep what was read
+}
+
+func newParser(r io.Reader, name string) *parser {
+	p := &parser{
+		t: &Trace{
+			Path:   name,
+			intern: make(map[string]Str, 1024),
+			idOf:   make(map[string]ID),
+		},
+		lx:   newLexer(r),
+		name: name,
+		diag: make(map[string]int),
+	}
+	p.t.strs = append(p.t.strs, "")
+	p.t.intern[""] = 0
+	p.lx.repair = func(reason, msg string, off int64) { p.note(DiagRepair, reason, msg, off) }
+	return p
+}
+
+// note records a diagnostic, aggregating by reason; Offset stays the first.
+func (p *parser) note(kind DiagKind, reason, msg string, off int64) {
+	h := &p.t.Health
+	if i, ok := p.diag[reason]; ok {
+		h.Diagnostics[i].Count++
+		return
+	}
+	p.diag[reason] = len(h.Diagnostics)
+	h.Diagnostics = append(h.Diagnostics, Diagnostic{Kind: kind, Reason: reason, Message: msg, Offset: off, Count: 1})
+	if kind == DiagRepair {
+		h.Repaired = true
+	}
+}
+
+func (p *parser) str(b []byte, off int64) Str {
+	if s, ok := p.t.intern[string(b)]; ok {
+		return s
+	}
+	key := string(b)
+	text := key
+	if !utf8.ValidString(text) {
+		text = strings.ToValidUTF8(text, "\uFFFD")
+		p.note(DiagRepair, "bad_utf8", "invalid UTF-8 in a string replaced with U+FFFD", off)
+	}
+	if strings.IndexFunc(text, isControl) >= 0 {
+		text = strings.Map(func(r rune) rune {
+			if isControl(r) {
+				return '\uFFFD'
+			}
+			return r
+		}, text)
+		p.note(DiagRepair, "control_char", "control character in a string replaced with U+FFFD", off)
+	}
+	s := Str(len(p.t.strs))
+	p.t.strs = append(p.t.strs, text)
+	p.t.intern[key] = s
+	return s
+}
+
+func isControl(r rune) bool { return r < 0x20 && r != '\t' && r != '\n' }
+
+func (p *parser) id(b []byte) ID {
+	if v, ok := parseInt(b); ok && len(b) > 0 && b[0] != '+' && bytes.IndexAny(b, ".eE") < 0 {
+		return ID(v)
+	}
+	if id, ok := p.t.idOf[string(b)]; ok {
+		return id
+	}
+	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	id := StrIDBase + ID(len(p.t.ids))
+	p.t.ids = append(p.t.ids, s)
+	p.t.idOf[string(b)] = id
+	return id
+}
+
+func (p *parser) run() error {
+	lx := p.lx
+	c, err := lx.peek()
+	if err == errEOF {
+		if lx.rerr != nil {
+			return fmt.Errorf("byte 0: %w", lx.rerr)
+		}
+		return fmt.Errorf("byte 0: empty file")
+	}
+	if c == 0xEF { // UTF-8 byte order mark
+		lx.pos += 3
+		p.note(DiagRepair, "bom", "UTF-8 byte order mark skipped", 0)
+		c, err = lx.peek()
+		if err != nil {
+			return fmt.Errorf("byte 3: empty file")
+		}
+	}
+	switch c {
+	case '[':
+		err = p.events(true)
+	case '{':
+		err = p.topObject()
+	default:
+		return fmt.Errorf("%w: byte %d: expected '{' or '[', found %s", ErrNotKineto, lx.offset(), quoteByte(c))
+	}
+	if err != nil {
+		return err
+	}
+	p.finish()
+	return nil
+}
+
+// truncated records that input ended early and everything read so far is kept.
+func (p *parser) truncated(where string) {
+	msg := "input ends inside " + where + "; events read so far are kept, the rest is missing"
+	if p.lx.rerr != nil {
+		msg += " (" + p.lx.rerr.Error() + ")"
+	}
+	p.note(DiagRepair, "truncated", msg, p.lx.offset())
+}
+
+func (p *parser) topObject() error {
+	lx := p.lx
+	lx.pos++ // '{'
+	sawEvents, sawNodes := false, false
+	for first := true; ; first = false {
+		c, err := lx.peek()
+		if err == errEOF {
+			if !sawEvents {
+				return p.notKineto(sawNodes)
+			}
+			p.truncated("the top-level object")
+			return nil
+		}
+		if c == '}' {
+			lx.pos++
+			break
+		}
+		if !first {
+			if c != ',' {
+				return lx.syntaxErr(fmt.Sprintf("expected ',' or '}' in the top-level object, found %s", quoteByte(c)))
+			}
+			lx.pos++
+			if c, err = lx.peek(); err == nil && c == '}' {
+				p.note(DiagRepair, "trailing_comma", "trailing comma removed", lx.offset()-1)
+				lx.pos++
+				break
+			}
+		}
+		keyOff := lx.offset()
+		k, err := lx.str()
+		if err != nil {
+			return p.topErr(err, sawEvents, sawNodes)
+		}
+		key := string(k)
+		if err := lx.expect(':'); err != nil {
+			return p.topErr(err, sawEvents, sawNodes)
+		}
+		switch key {
+		case "traceEvents":
+			if c, err := lx.peek(); err == nil && c != '[' {
+				return fmt.Errorf("%w: byte %d: traceEvents is not an array", ErrNotKineto, lx.offset())
+			}
+			sawEvents = true
+			err = p.events(false)
+		case "deviceProperties", "computeProperties":
+			err = p.deviceProps()
+		case "distributedInfo":
+			err = p.distInfo()
+		case "baseTimeNanoseconds":
+			p.t.BaseTimeNS, err = p.intValue()
+		case "record_shapes", "profile_memory", "with_stack":
+			var on bool
+			on, err = p.flagValue()
+			switch key {
+			case "record_shapes":
+				p.t.RecordShapes = p.t.RecordShapes || on
+			case "profile_memory":
+				p.t.ProfileMemory = p.t.ProfileMemory || on
+			case "with_stack":
+				p.t.WithStack = p.t.WithStack || on
+			}
+		case "nodes":
+			sawNodes = true
+			err = lx.skipValue()
+		default:
+			err = lx.skipValue()
+		}
+		_ = keyOff
+		if err != nil {
+			return p.topErr(err, sawEvents, sawNodes)
+		}
+		if p.stop {
+			return nil
+		}
+	}
+	if !sawEvents {
+		return p.notKineto(sawNodes)
+	}
+	return nil
+}
+
+func (p *parser) topErr(err error, sawEvents, sawNodes bool) error {
+	if err == errEOF {
+		if !sawEvents {
+			return p.notKineto(sawNodes)
+		}
+		p.truncated("the top-level object")
+		return nil
+	}
+	return err
+}
+
+func (p *parser) notKineto(sawNodes bool) error {
+	if sawNodes {
+		return fmt.Errorf("%w: it has top-level \"nodes\" (a PyTorch Execution Trace); pass the Kineto trace that torch.profiler writes", ErrNotKineto)
+	}
+	if p.lx.eof && p.lx.offset() >= p.lx.base+int64(p.lx.end) && p.lx.rerr != nil {
+		return fmt.Errorf("byte %d: %w", p.lx.offset(), p.lx.rerr)
+	}
+	return fmt.Errorf("%w: no \"traceEvents\" array", ErrNotKineto)
+}
+
+// intValue reads an integer value (number or numeric string).
+func (p *parser) intValue() (int64, error) {
+	lx := p.lx
+	c, err := lx.peek()
+	if err != nil {
+		return 0, err
+	}
+	off := lx.offset()
+	var b []byte
+	if c == '"' {
+		b, err = lx.str()
+	} else if c == '-' || (c >= '0' && c <= '9') {
+		b, err = lx.number()
+	} else {
+		return 0, lx.skipValue()
+	}
+	if err != nil {
+		return 0, err
+	}
+	v, ok := parseInt(b)
+	if !ok {
+		p.note(DiagWarning, "bad_int", fmt.Sprintf("expected an integer, found %q; ignored", b), off)
+	}
+	return v, nil
+}
+
+func (p *parser) flagValue() (bool, error) {
+	lx := p.lx
+	c, err := lx.peek()
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case c == 't':
+		w, err := lx.word()
+		return string(w) == "true", err
+	case c == '-' || (c >= '0' && c <= '9'):
+		b, err := lx.number()
+		v, _ := parseInt(b)
+		return v != 0, err
+	}
+	return false, lx.skipValue()
+}
+
+// events reads the array of trace events (the '[' is next).
+func (p *parser) events(bare bool) error {
+	lx := p.lx
+	lx.pos++ // '['
+	for n := 0; ; n++ {
+		c, err := lx.peek()
+		if err == errEOF {
+			p.truncated("the event array")
+			p.stop = true
+			return nil
+		}
+		if c == ']' {
+			lx.pos++
+			return nil
+		}
+		if n > 0 {
+			if c != ',' {
+				return lx.syntaxErr(fmt.Sprintf("expected ',' or ']' after event %d, found %s", n-1, quoteByte(c)))
+			}
+			lx.pos++
+			c, err = lx.peek()
+			if err == errEOF {
+				p.truncated("the event array")
+				p.stop = true
+				return nil
+			}
+			if c == ']' {
+				p.note(DiagRepair, "trailing_comma", "trailing comma removed", lx.offset()-1)
+				lx.pos++
+				return nil
+			}
+		}
+		if c != '{' {
+			if bare && n == 0 {
+				return fmt.Errorf("%w: byte %d: array elements are not event objects", ErrNotKineto, lx.offset())
+			}
+			return lx.syntaxErr(fmt.Sprintf("event %d: expected an object, found %s", n, quoteByte(c)))
+		}
+		start := lx.offset()
+		if err := p.event(); err != nil {
+			if err == errEOF {
+				p.truncated(fmt.Sprintf("event %d (started at byte %d); the partial event is dropped", n, start))
+				p.stop = true
+				return nil
+			}
+			return fmt.Errorf("event %d: %w", n, err)
+		}
+	}
+}
