@@ -1,0 +1,214 @@
+package reports
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+
+	"github.com/stepdoctor/stepdoctor/engine"
+)
+
+//go:embed report.html.tmpl
+var htmlTemplateText string
+
+var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
+	"sevLabel": severityLabel,
+	"clean":    clean,
+	"webURL":   isWebURL,
+	"inc":      func(i int) int { return i + 1 },
+	"nullMark": func() string { return nullMark },
+	"nullNote": func() string { return nullNote },
+	"offset":   offsetText,
+	"sevClass": func(s string) string {
+		switch s {
+		case "high", "medium", "low", "info":
+			return "sev-" + s
+		}
+		return "sev-unknown"
+	},
+}).Parse(htmlTemplateText))
+
+// htmlPage is what the template renders.
+type htmlPage struct {
+	Traces []htmlTrace
+	Many   bool
+}
+
+type htmlTrace struct {
+	traceView
+	DeviceText string
+	Findings   []htmlFinding
+	GPUChart   *barChart
+	StepChart  *barChart
+}
+
+type htmlFinding struct {
+	findingView
+	DocHTML template.HTML
+}
+
+// barChart is a horizontal bar chart laid out for an inline SVG with a
+// viewBox of Width x Height. Numbers are preformatted for determinism.
+type barChart struct {
+	ID     string // unique per page, for aria-labelledby
+	Title  string
+	Desc   string // text alternative
+	Height string
+	Bars   []bar
+}
+
+type bar struct {
+	Label  string
+	Value  string
+	Y      string // top of the bar
+	TextY  string
+	W      string // bar width in viewBox units
+	Class  string
+	X      string // left edge of the bar
+	ValueX string // where the value label starts
+}
+
+const (
+	chartWidth  = 600.0
+	chartLabelW = 90.0  // left column for bar labels
+	chartValueW = 110.0 // right column for values
+	barH        = 22.0
+	barGap      = 8.0
+)
+
+// HTML writes r as one self-contained HTML5 file: inline CSS (with print
+// and narrow-screen rules), a Content-Security-Policy that forbids scripts
+// and network loads, no <script>, no external fonts, images or stylesheets
+// (references are plain hyperlinks). Per trace it shows the header (input,
+// device, rank, steps, window in ms), a verdict line, a "repaired" banner
+// when the reader repaired the input, inline SVG charts with text
+// alternatives (GPU busy vs idle share of the window; step time mean, p50,
+// p90 and max), ranked findings with evidence, example events and the rule
+// doc rendered from Markdown (goldmark, raw HTML off), all facts ("—" when
+// not measured), rules not evaluated with hints, and trace health with every
+// diagnostic. Every string from a trace is HTML-escaped by html/template.
+func HTML(w io.Writer, r *engine.Result) error {
+	if r == nil {
+		return fmt.Errorf("render html: %w", errNilResult)
+	}
+	views := buildViews(r)
+	page := htmlPage{Many: len(views) > 1}
+	for _, v := range views {
+		ht := htmlTrace{traceView: v}
+		ht.DeviceText = v.Device
+		if ht.DeviceText == "" {
+			if v.HasGPU {
+				ht.DeviceText = "unknown GPU"
+			} else {
+				ht.DeviceText = "no GPU activity"
+			}
+		}
+		for _, f := range v.Findings {
+			hf := htmlFinding{findingView: f}
+			if strings.TrimSpace(f.Doc) != "" {
+				doc, err := renderDoc(f.Doc)
+				if err != nil {
+					return fmt.Errorf("render html: %w", err)
+				}
+				hf.DocHTML = doc
+			}
+			ht.Findings = append(ht.Findings, hf)
+		}
+		ht.GPUChart = gpuChart(v)
+		ht.StepChart = stepChart(v)
+		page.Traces = append(page.Traces, ht)
+	}
+	var buf bytes.Buffer
+	if err := htmlTemplate.Execute(&buf, page); err != nil {
+		return fmt.Errorf("execute html template: %w", err)
+	}
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("write html: %w", err)
+	}
+	return nil
+}
+
+// gpuChart is one stacked bar: busy then idle share of the window.
+func gpuChart(v traceView) *barChart {
+	if v.GPUBusy == nil && v.GPUIdle == nil {
+		return nil
+	}
+	var busy, idle float64
+	switch {
+	case v.GPUBusy != nil && v.GPUIdle != nil:
+		busy, idle = *v.GPUBusy, *v.GPUIdle
+	case v.GPUBusy != nil:
+		busy, idle = *v.GPUBusy, 1-*v.GPUBusy
+	default:
+		busy, idle = 1-*v.GPUIdle, *v.GPUIdle
+	}
+	busy, idle = clamp01(busy), clamp01(idle)
+	span := chartWidth
+	bw := busy * span
+	c := &barChart{
+		ID:     fmt.Sprintf("gpu-%d", v.Index),
+		Title:  "GPU busy vs idle",
+		Desc:   fmt.Sprintf("Over the %s analysis window the GPU was busy %s and idle %s of the time.", v.Window, fmtPct(busy), fmtPct(idle)),
+		Height: fixed(barH+24, 0),
+		Bars: []bar{
+			{Label: "busy " + fmtPct(busy), X: "0", W: fixed(bw, 1), Y: "0", TextY: fixed(barH+16, 0), Class: "busy"},
+			{Label: "idle " + fmtPct(idle), X: fixed(bw, 1), W: fixed(span-bw, 1), Y: "0", TextY: fixed(barH+16, 0), Class: "idle"},
+		},
+	}
+	return c
+}
+
+// stepChart shows step-time statistics as horizontal bars scaled to max.
+func stepChart(v traceView) *barChart {
+	s := v.Step
+	if s == nil {
+		return nil
+	}
+	rows := []struct {
+		label string
+		val   float64
+	}{{"mean", s.Mean}, {"p50", s.P50}, {"p90", s.P90}, {"max", s.Max}}
+	scale := s.Max
+	for _, r := range rows {
+		scale = max(scale, r.val)
+	}
+	span := chartWidth - chartLabelW - chartValueW
+	c := &barChart{
+		ID:    fmt.Sprintf("step-%d", v.Index),
+		Title: "Step time",
+		Desc: fmt.Sprintf("Step time over %d steps: mean %s, p50 %s, p90 %s, max %s.",
+			v.Steps, fmtDur(s.Mean), fmtDur(s.P50), fmtDur(s.P90), fmtDur(s.Max)),
+		Height: fixed(float64(len(rows))*(barH+barGap), 0),
+	}
+	for i, r := range rows {
+		w := 0.0
+		if scale > 0 && !isBad(r.val) && r.val > 0 {
+			w = r.val / scale * span
+		}
+		y := float64(i) * (barH + barGap)
+		c.Bars = append(c.Bars, bar{
+			Label:  r.label,
+			Value:  fmtDur(r.val),
+			X:      fixed(chartLabelW, 0),
+			Y:      fixed(y, 0),
+			TextY:  fixed(y+barH*0.72, 1),
+			W:      fixed(w, 1),
+			ValueX: fixed(chartLabelW+w+6, 1),
+			Class:  "step",
+		})
+	}
+	return c
+}
+
+func clamp01(x float64) float64 {
+	if isBad(x) || x < 0 {
+		return 0
+	}
+	if x > 1 {
+		return 1
+	}
+	return x
+}

@@ -1,0 +1,384 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/stepdoctor/stepdoctor/engine"
+)
+
+// MarkdownLimit is the most bytes Markdown writes, leaving headroom under
+// GitHub's 65,536-character limit for a pull-request comment.
+const MarkdownLimit = 60000
+
+// mdLimits bounds how much of each table Markdown writes. Levels are tried in
+// order until the report fits MarkdownLimit.
+type mdLimits struct {
+	examples    int  // example events per finding
+	diagnostics int  // diagnostics per trace
+	notEval     int  // not-evaluated rules per trace
+	findings    int  // findings per trace (detailed)
+	docs        bool // include rule docs
+	facts       bool // include the facts table
+	evidence    bool // include evidence/examples blocks
+}
+
+var mdLevels = []mdLimits{
+	{examples: 5, diagnostics: 20, notEval: 50, findings: 50, docs: true, facts: true, evidence: true},
+	{examples: 3, diagnostics: 10, notEval: 20, findings: 30, docs: true, facts: true, evidence: true},
+	{examples: 3, diagnostics: 5, notEval: 10, findings: 20, docs: false, facts: true, evidence: true},
+	{examples: 1, diagnostics: 3, notEval: 5, findings: 10, docs: false, facts: false, evidence: true},
+	{examples: 0, diagnostics: 3, notEval: 3, findings: 5, docs: false, facts: false, evidence: false},
+	{examples: 0, diagnostics: 1, notEval: 0, findings: 3, docs: false, facts: false, evidence: false},
+}
+
+// Markdown writes r as GitHub-flavoured Markdown that fits a pull-request
+// comment (at most MarkdownLimit bytes). Per trace: a header table (input
+// path, device, rank, steps, window in ms), a one-line verdict, a repaired
+// banner when the reader repaired the input, ranked findings (severity,
+// impact as a percentage of step time, confidence, message, and in
+// <details> blocks the evidence, example events and the rule doc with
+// references), all facts ("—" for facts that could not be measured), rules
+// not evaluated with their hints, and trace health with every diagnostic.
+// Long tables are trimmed with a note saying how many rows were left out;
+// if the report is still too long, docs, facts and evidence are dropped in
+// that order, again with a note. Rule docs are Markdown and are included as
+// written; every string from a trace is escaped.
+func Markdown(w io.Writer, r *engine.Result) error {
+	if r == nil {
+		return fmt.Errorf("render markdown: %w", errNilResult)
+	}
+	views := buildViews(r)
+	var out string
+	for i, lim := range mdLevels {
+		out = renderMarkdown(views, lim, i > 0)
+		if len(out) <= MarkdownLimit {
+			break
+		}
+	}
+	if len(out) > MarkdownLimit {
+		out = cutMarkdown(out)
+	}
+	if _, err := io.WriteString(w, out); err != nil {
+		return fmt.Errorf("write markdown: %w", err)
+	}
+	return nil
+}
+
+// cutMarkdown is the last resort: cut at a line boundary and say so.
+func cutMarkdown(s string) string {
+	const note = "\n\n> **Report truncated to fit a comment.** Render the HTML or JSON report for everything.\n"
+	limit := MarkdownLimit - len(note)
+	cut := strings.LastIndexByte(s[:limit], '\n')
+	if cut < 0 {
+		cut = limit
+	}
+	return s[:cut] + note
+}
+
+func renderMarkdown(views []traceView, lim mdLimits, reduced bool) string {
+	var b strings.Builder
+	b.WriteString("# stepdoctor report\n\n")
+	if reduced {
+		b.WriteString("> Some detail was left out to fit a comment; the HTML and JSON reports have everything.\n\n")
+	}
+	if len(views) == 0 {
+		b.WriteString("No traces were analysed.\n")
+		return b.String()
+	}
+	if len(views) > 1 {
+		fmt.Fprintf(&b, "%d traces analysed.\n\n", len(views))
+		b.WriteString("| # | Input | Rank | Findings | Verdict |\n|---:|---|---|---:|---|\n")
+		for _, v := range views {
+			rank := v.Rank
+			if rank == "" {
+				rank = nullMark
+			}
+			fmt.Fprintf(&b, "| %d | %s | %s | %d | %s |\n", v.Index+1, mdCell(v.Path), mdCell(rank), len(v.Findings), mdCell(v.Verdict))
+		}
+		b.WriteString("\n")
+	}
+	for _, v := range views {
+		mdTrace(&b, v, lim, len(views) > 1)
+	}
+	return b.String()
+}
+
+func mdTrace(b *strings.Builder, v traceView, lim mdLimits, many bool) {
+	if many {
+		fmt.Fprintf(b, "## Trace %d: %s\n\n", v.Index+1, mdText(v.Path))
+	} else {
+		fmt.Fprintf(b, "## Trace: %s\n\n", mdText(v.Path))
+	}
+	if v.Repaired {
+		b.WriteString("> [!WARNING]\n> **This trace was repaired; figures may be partial.** The input was damaged and the reader recovered what it safely could; see Trace health.\n\n")
+	}
+	device := v.Device
+	if device == "" {
+		if v.HasGPU {
+			device = "unknown GPU"
+		} else {
+			device = "no GPU activity"
+		}
+	}
+	b.WriteString("| | |\n|---|---|\n")
+	input := mdCell(v.Path)
+	if v.Size != "" {
+		input += " (" + mdCell(v.Size) + ")"
+	}
+	fmt.Fprintf(b, "| Input | %s |\n", input)
+	fmt.Fprintf(b, "| Device | %s |\n", mdCell(device))
+	if v.Rank != "" {
+		fmt.Fprintf(b, "| Rank | %s |\n", mdCell(v.Rank))
+	}
+	if v.HasSteps {
+		fmt.Fprintf(b, "| Steps | %d |\n", v.Steps)
+	} else {
+		b.WriteString("| Steps | none found (window = whole trace) |\n")
+	}
+	fmt.Fprintf(b, "| Window | %s |\n\n", v.Window)
+	fmt.Fprintf(b, "**Verdict:** %s.\n\n", mdText(v.Verdict))
+
+	mdFindings(b, v, lim)
+	mdFacts(b, v, lim)
+	mdNotEvaluated(b, v, lim)
+	mdHealth(b, v, lim)
+}
+
+func mdFindings(b *strings.Builder, v traceView, lim mdLimits) {
+	fmt.Fprintf(b, "### Findings (%d)\n\n", len(v.Findings))
+	if len(v.Findings) == 0 {
+		b.WriteString("No rule fired on this trace.\n\n")
+		return
+	}
+	shown := v.Findings
+	if len(shown) > lim.findings {
+		shown = shown[:lim.findings]
+	}
+	for _, f := range shown {
+		fmt.Fprintf(b, "#### %d. %s: %s\n\n", f.Rank, severityLabel(f.Severity), mdText(f.Title))
+		fmt.Fprintf(b, "**Impact %s of step time** · confidence %s · rule %s", f.Impact, mdText(f.Confidence), mdCode(f.Rule))
+		if f.Category != "" {
+			fmt.Fprintf(b, " · %s", mdText(f.Category))
+		}
+		b.WriteString("\n\n")
+		if f.Message != "" {
+			b.WriteString(mdText(f.Message) + "\n\n")
+		}
+		if lim.evidence && (len(f.Evidence) > 0 || len(f.Examples) > 0) {
+			b.WriteString("<details><summary>Evidence</summary>\n\n")
+			if len(f.Evidence) > 0 {
+				b.WriteString("| Evidence | Value |\n|---|---:|\n")
+				for _, e := range f.Evidence {
+					fmt.Fprintf(b, "| %s | %s |\n", mdCell(e.Name), mdCell(e.Value))
+				}
+				b.WriteString("\n")
+			}
+			if len(f.Examples) > 0 && lim.examples > 0 {
+				ex := f.Examples
+				if len(ex) > lim.examples {
+					ex = ex[:lim.examples]
+				}
+				b.WriteString("| Example event | Start (trace clock) | Offset in window | Duration | pid | tid |\n|---|---:|---:|---:|---|---|\n")
+				for _, e := range ex {
+					fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", mdCell(e.Name), e.Start, e.Offset, e.Dur, mdCell(e.PID), mdCell(e.TID))
+				}
+				b.WriteString("\n")
+				if len(ex) < len(f.Examples) {
+					fmt.Fprintf(b, "_Showing %d of %d example events._\n\n", len(ex), len(f.Examples))
+				}
+			} else if len(f.Examples) > 0 {
+				fmt.Fprintf(b, "_%d example events left out to fit a comment._\n\n", len(f.Examples))
+			}
+			b.WriteString("</details>\n\n")
+		}
+		if lim.docs && (strings.TrimSpace(f.Doc) != "" || len(f.References) > 0) {
+			b.WriteString("<details><summary>Why it matters and how to fix it</summary>\n\n")
+			if doc := strings.TrimSpace(f.Doc); doc != "" {
+				b.WriteString(doc + "\n\n")
+			}
+			if len(f.References) > 0 {
+				b.WriteString("**References**\n\n")
+				for _, ref := range f.References {
+					b.WriteString("- " + mdRef(ref) + "\n")
+				}
+				b.WriteString("\n")
+			}
+			b.WriteString("</details>\n\n")
+		}
+	}
+	if len(shown) < len(v.Findings) {
+		rest := v.Findings[len(shown):]
+		fmt.Fprintf(b, "_%d more findings, shown in brief:_\n\n", len(rest))
+		b.WriteString("| # | Severity | Finding | Impact |\n|---:|---|---|---:|\n")
+		for i, f := range rest {
+			if i >= 20 {
+				fmt.Fprintf(b, "\n_… and %d more; see the HTML or JSON report._\n", len(rest)-i)
+				break
+			}
+			fmt.Fprintf(b, "| %d | %s | %s | %s |\n", f.Rank, severityLabel(f.Severity), mdCell(f.Title), f.Impact)
+		}
+		b.WriteString("\n")
+	}
+}
+
+func mdFacts(b *strings.Builder, v traceView, lim mdLimits) {
+	if v.FactsMissing {
+		b.WriteString("### Facts\n\nNo facts were derived from this trace.\n\n")
+		return
+	}
+	if !lim.facts {
+		fmt.Fprintf(b, "### Facts\n\n_%d facts left out to fit a comment; see the HTML or JSON report._\n\n", len(v.Facts))
+		return
+	}
+	b.WriteString("### Facts\n\n")
+	fmt.Fprintf(b, "<details><summary>All facts (%d, %d not measured)</summary>\n\n", len(v.Facts), v.NullFacts)
+	b.WriteString("| Fact | Value |\n|---|---:|\n")
+	for _, f := range v.Facts {
+		fmt.Fprintf(b, "| %s | %s |\n", mdCode(f.Name), mdCell(f.Value))
+	}
+	b.WriteString("\n")
+	if v.NullFacts > 0 {
+		fmt.Fprintf(b, "%s = %s (null).\n\n", nullMark, nullNote)
+	}
+	b.WriteString("</details>\n\n")
+}
+
+func mdNotEvaluated(b *strings.Builder, v traceView, lim mdLimits) {
+	if len(v.NotEvaluated) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "### Not evaluated (%d)\n\n", len(v.NotEvaluated))
+	b.WriteString("These rules need facts this trace could not give.\n\n")
+	if lim.notEval == 0 {
+		b.WriteString("_List left out to fit a comment; see the HTML or JSON report._\n\n")
+		return
+	}
+	shown := v.NotEvaluated
+	if len(shown) > lim.notEval {
+		shown = shown[:lim.notEval]
+	}
+	b.WriteString("| Rule | Missing facts | How to make it evaluable |\n|---|---|---|\n")
+	for _, ne := range shown {
+		name := mdCode(ne.Rule)
+		if ne.Title != "" {
+			name = mdCell(ne.Title) + " (" + mdCode(ne.Rule) + ")"
+		}
+		missing := make([]string, len(ne.Missing))
+		for i, m := range ne.Missing {
+			missing[i] = mdCode(m)
+		}
+		hint := ne.Hint
+		if hint == "" {
+			hint = nullMark
+		}
+		fmt.Fprintf(b, "| %s | %s | %s |\n", name, strings.Join(missing, ", "), mdCell(hint))
+	}
+	b.WriteString("\n")
+	if len(shown) < len(v.NotEvaluated) {
+		fmt.Fprintf(b, "_Showing %d of %d rules._\n\n", len(shown), len(v.NotEvaluated))
+	}
+}
+
+func mdHealth(b *strings.Builder, v traceView, lim mdLimits) {
+	h := v.Health
+	b.WriteString("### Trace health\n\n")
+	fmt.Fprintf(b, "Events read %d, kept %d, dropped %d.", h.EventsRead, h.EventsKept, h.Dropped)
+	if h.Repaired {
+		b.WriteString(" **Repaired: figures may be partial.**")
+	}
+	b.WriteString("\n\n")
+	if len(h.Diagnostics) == 0 {
+		b.WriteString("No diagnostics.\n\n")
+		return
+	}
+	shown := h.Diagnostics
+	if len(shown) > lim.diagnostics {
+		shown = shown[:lim.diagnostics]
+	}
+	b.WriteString("| Kind | Reason | Message | Byte offset | Count |\n|---|---|---|---:|---:|\n")
+	for _, d := range shown {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %d |\n", mdCell(string(d.Kind)), mdCode(d.Reason), mdCell(d.Message), offsetText(d.Offset), d.Count)
+	}
+	b.WriteString("\n")
+	if len(shown) < len(h.Diagnostics) {
+		fmt.Fprintf(b, "_Showing %d of %d diagnostics; the JSON report has all._\n\n", len(shown), len(h.Diagnostics))
+	}
+}
+
+// mdText escapes s for inline Markdown on one line: HTML metacharacters
+// become entities, Markdown punctuation that could start emphasis, links,
+// code, math, strikethrough or a table cell gets a backslash, and a leading
+// character that could start a block (list, heading) is escaped too.
+func mdText(s string) string {
+	s = strings.TrimLeft(clean(s), " ")
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for _, r := range s {
+		switch r {
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '&':
+			b.WriteString("&amp;")
+		case '\\', '`', '*', '_', '[', ']', '|', '~', '$':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	out := b.String()
+	if out == "" {
+		return out
+	}
+	switch out[0] {
+	case '#', '-', '+', '=':
+		return "\\" + out
+	}
+	// "1." or "1)" would start an ordered list.
+	if rest := strings.TrimLeft(out, "0123456789"); len(rest) < len(out) && (strings.HasPrefix(rest, ".") || strings.HasPrefix(rest, ")")) {
+		return out[:len(out)-len(rest)] + "\\" + rest
+	}
+	return out
+}
+
+// mdCell escapes s for a GFM table cell; empty becomes nullMark.
+func mdCell(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return nullMark
+	}
+	return mdText(s)
+}
+
+// mdCode shows an identifier (rule id, fact name) literally. Identifiers
+// with characters that would need escaping inside a code span fall back to
+// escaped text.
+func mdCode(s string) string {
+	s = clean(s)
+	if s == "" {
+		return nullMark
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' || r == '/' || r == ':') {
+			return mdText(s)
+		}
+	}
+	return "`" + s + "`"
+}
+
+// mdRef renders a reference: http(s) URLs as autolinks, anything else as text.
+func mdRef(ref string) string {
+	ref = clean(strings.TrimSpace(ref))
+	if isWebURL(ref) && !strings.ContainsAny(ref, "<> `\"") {
+		return "<" + ref + ">"
+	}
+	return mdText(ref)
+}
+
+func isWebURL(s string) bool {
+	l := strings.ToLower(s)
+	return strings.HasPrefix(l, "https://") || strings.HasPrefix(l, "http://")
+}

@@ -1,0 +1,98 @@
+package reports
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/renderer"
+	gmhtml "github.com/yuin/goldmark/renderer/html"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+)
+
+// docMarkdown renders rule docs for the HTML report: GitHub-flavoured
+// (tables, strikethrough, autolinks, task lists), raw HTML OFF (goldmark
+// omits it unless html.WithUnsafe is given, which it never is here),
+// dangerous link schemes dropped, images rendered as links so nothing is
+// loaded from the network, and headings demoted below the finding heading.
+var docMarkdown = goldmark.New(
+	goldmark.WithExtensions(extension.GFM),
+	goldmark.WithParserOptions(
+		parser.WithASTTransformers(util.Prioritized(demoteHeadings{}, 100)),
+	),
+	goldmark.WithRendererOptions(
+		renderer.WithNodeRenderers(util.Prioritized(imageAsLink{}, 100)),
+	),
+)
+
+// renderDoc converts a rule's Markdown doc to safe HTML.
+func renderDoc(doc string) (template.HTML, error) {
+	var buf bytes.Buffer
+	if err := docMarkdown.Convert([]byte(doc), &buf); err != nil {
+		return "", fmt.Errorf("convert doc: %w", err)
+	}
+	return template.HTML(buf.String()), nil //nolint:gosec // goldmark output with raw HTML off
+}
+
+// demoteHeadings moves doc headings to h5/h6: the finding itself is an h4.
+type demoteHeadings struct{}
+
+func (demoteHeadings) Transform(node *ast.Document, _ text.Reader, _ parser.Context) {
+	_ = ast.Walk(node, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if h, ok := n.(*ast.Heading); ok && entering {
+			h.Level = min(h.Level+4, 6)
+		}
+		return ast.WalkContinue, nil
+	})
+}
+
+// imageAsLink renders ![alt](src) as a link to src labelled with the alt
+// text, so a self-contained report never loads an image.
+type imageAsLink struct{}
+
+func (imageAsLink) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
+	reg.Register(ast.KindImage, renderImageAsLink)
+}
+
+func renderImageAsLink(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	if !entering {
+		return ast.WalkContinue, nil
+	}
+	n := node.(*ast.Image)
+	dest := util.URLEscape(n.Destination, true)
+	label := imageAlt(n, source)
+	if len(label) == 0 {
+		label = []byte("image")
+	}
+	if gmhtml.IsDangerousURL(dest) {
+		_, _ = w.Write(util.EscapeHTML(label))
+		return ast.WalkSkipChildren, nil
+	}
+	_, _ = w.WriteString(`<a class="img-link" href="`)
+	_, _ = w.Write(util.EscapeHTML(dest))
+	_, _ = w.WriteString(`">[image: `)
+	_, _ = w.Write(util.EscapeHTML(label))
+	_, _ = w.WriteString(`]</a>`)
+	return ast.WalkSkipChildren, nil
+}
+
+// imageAlt collects the plain text under an image node.
+func imageAlt(n ast.Node, source []byte) []byte {
+	var out []byte
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		switch t := c.(type) {
+		case *ast.Text:
+			out = append(out, t.Segment.Value(source)...)
+		case *ast.String:
+			out = append(out, t.Value...)
+		default:
+			out = append(out, imageAlt(c, source)...)
+		}
+	}
+	return out
+}

@@ -1,0 +1,119 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/stepdoctor/stepdoctor/engine"
+)
+
+// ANSI styles used by Text when color is true.
+const (
+	ansiReset  = "\x1b[0m"
+	ansiBold   = "\x1b[1m"
+	ansiDim    = "\x1b[2m"
+	ansiRed    = "\x1b[31m"
+	ansiYellow = "\x1b[33m"
+	ansiCyan   = "\x1b[36m"
+)
+
+// textMaxFindings caps the findings listed per trace in the terminal.
+const textMaxFindings = 10
+
+// Text writes a compact, ranked summary for a terminal: per trace one header
+// line (path, device, rank, steps, window in ms), the verdict, a warning
+// when the trace was repaired, up to 10 findings (rank, severity, impact as
+// a percentage of step time, confidence, rule id, title and message), the
+// number of rules not evaluated with their hints, and the diagnostics count.
+// With color, severities and warnings get ANSI colours; without, the output
+// is plain ASCII apart from strings from the trace. Control characters in
+// trace strings are removed so they cannot drive the terminal.
+func Text(w io.Writer, r *engine.Result, color bool) error {
+	if r == nil {
+		return fmt.Errorf("render text: %w", errNilResult)
+	}
+	st := func(code, s string) string {
+		if !color {
+			return s
+		}
+		return code + s + ansiReset
+	}
+	views := buildViews(r)
+	var b strings.Builder
+	if len(views) == 0 {
+		b.WriteString("stepdoctor: no traces analysed\n")
+	}
+	for i, v := range views {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		head := []string{}
+		if v.Device != "" {
+			head = append(head, clean(v.Device))
+		} else if !v.HasGPU {
+			head = append(head, "CPU only")
+		}
+		if v.Rank != "" {
+			head = append(head, v.Rank)
+		}
+		if v.HasSteps {
+			head = append(head, fmt.Sprintf("%d steps", v.Steps))
+		} else {
+			head = append(head, "no steps")
+		}
+		head = append(head, v.Window)
+		fmt.Fprintf(&b, "%s  (%s)\n", st(ansiBold, clean(v.Path)), strings.Join(head, ", "))
+		fmt.Fprintf(&b, "  %s\n", clean(v.Verdict))
+		if v.Repaired {
+			fmt.Fprintf(&b, "  %s\n", st(ansiRed+ansiBold, "! this trace was repaired; figures may be partial"))
+		}
+		if len(v.Findings) == 0 {
+			b.WriteString("  no findings\n")
+		}
+		for k, f := range v.Findings {
+			if k == textMaxFindings {
+				fmt.Fprintf(&b, "  ... %d more findings (see the HTML or JSON report)\n", len(v.Findings)-k)
+				break
+			}
+			sev := fmt.Sprintf("%-6s", severityLabel(f.Severity))
+			switch f.Severity {
+			case "high":
+				sev = st(ansiRed+ansiBold, sev)
+			case "medium":
+				sev = st(ansiYellow, sev)
+			case "low":
+				sev = st(ansiCyan, sev)
+			default:
+				sev = st(ansiDim, sev)
+			}
+			fmt.Fprintf(&b, "  %2d. %s %6s  %-9s %s: %s\n", f.Rank, sev, f.Impact, clean(f.Confidence), clean(f.Rule), clean(f.Title))
+			if f.Message != "" {
+				fmt.Fprintf(&b, "      %s\n", st(ansiDim, clean(f.Message)))
+			}
+		}
+		if n := len(v.NotEvaluated); n > 0 {
+			fmt.Fprintf(&b, "  not evaluated: %d rule(s)\n", n)
+			for k, ne := range v.NotEvaluated {
+				if k == 5 {
+					fmt.Fprintf(&b, "    ... %d more\n", n-k)
+					break
+				}
+				hint := ne.Hint
+				if hint == "" {
+					hint = "missing " + strings.Join(ne.Missing, ", ")
+				}
+				fmt.Fprintf(&b, "    %s: %s\n", clean(ne.Rule), clean(hint))
+			}
+		}
+		h := v.Health
+		if len(h.Diagnostics) > 0 || h.Dropped > 0 {
+			fmt.Fprintf(&b, "  health: %d events read, %d kept, %d dropped, %d diagnostic(s)\n",
+				h.EventsRead, h.EventsKept, h.Dropped, len(h.Diagnostics))
+		}
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("write text: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,457 @@
+package reports
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/stepdoctor/stepdoctor/engine"
+	"github.com/stepdoctor/stepdoctor/engine/facts"
+	"github.com/stepdoctor/stepdoctor/engine/trace"
+	"github.com/stepdoctor/stepdoctor/rules"
+)
+
+// errNilResult is returned by every renderer when given a nil *engine.Result.
+var errNilResult = errors.New("nil result")
+
+// nullMark is how every renderer shows a fact that could not be measured.
+const nullMark = "—"
+
+// nullNote explains nullMark next to the facts table.
+const nullNote = "could not be measured from this trace"
+
+// traceView is the render-ready form of one engine.TraceResult. Strings are
+// raw (unescaped); each renderer escapes them for its format.
+type traceView struct {
+	Index    int // 0-based position in Result.Traces
+	Path     string
+	Size     string // "12.34 MiB, gzip" or ""
+	Device   string // device name, "" when unknown
+	HasGPU   bool
+	Rank     string // "rank 0 of 8", "" when unknown
+	Steps    int
+	HasSteps bool
+	Window   string // "812.40 ms"
+	Verdict  string
+	Repaired bool
+
+	GPUBusy *float64 // 0..1
+	GPUIdle *float64 // 0..1
+	Step    *facts.StepStats
+	StepCV  *float64
+
+	Findings     []findingView
+	Facts        []factRow
+	FactsMissing bool // Facts was nil
+	NullFacts    int
+	NotEvaluated []rules.NotEvaluated
+	Health       trace.Health
+}
+
+type findingView struct {
+	Rank       int // 1-based
+	Rule       string
+	Title      string
+	Severity   string
+	Category   string
+	Confidence string
+	Message    string
+	Impact     string // "24.0%"
+	Evidence   []evidenceRow
+	Examples   []exampleRow
+	Doc        string
+	References []string
+}
+
+type evidenceRow struct {
+	Name  string
+	Value string
+}
+
+type exampleRow struct {
+	Name   string
+	Start  string // ts on the trace clock, µs with 3 decimals
+	Offset string // from window start
+	Dur    string
+	PID    string
+	TID    string
+}
+
+type factRow struct {
+	Name  string
+	Value string // nullMark when Null
+	Null  bool
+}
+
+// buildViews converts a Result into views; nil traces are skipped.
+func buildViews(r *engine.Result) []traceView {
+	var out []traceView
+	for i, tr := range r.Traces {
+		if tr == nil {
+			continue
+		}
+		out = append(out, buildView(i, tr))
+	}
+	return out
+}
+
+func buildView(i int, tr *engine.TraceResult) traceView {
+	v := traceView{
+		Index:        i,
+		Path:         tr.Input.Path,
+		NotEvaluated: tr.NotEvaluated,
+		Health:       tr.Health,
+		Repaired:     tr.Health.Repaired,
+	}
+	if tr.Input.Bytes > 0 {
+		v.Size = fmtBytes(float64(tr.Input.Bytes))
+	}
+	if tr.Input.Compressed {
+		if v.Size != "" {
+			v.Size += ", "
+		}
+		v.Size += "gzip"
+	}
+	f := tr.Facts
+	if f == nil {
+		v.FactsMissing = true
+		v.Verdict = "no facts were derived from this trace"
+		v.Window = nullMark
+	} else {
+		if f.Device != nil {
+			v.Device = f.Device.Name
+		}
+		v.HasGPU = f.HasGPU
+		switch {
+		case f.Rank != nil && f.WorldSize != nil:
+			v.Rank = fmt.Sprintf("rank %d of %d", *f.Rank, *f.WorldSize)
+		case f.Rank != nil:
+			v.Rank = fmt.Sprintf("rank %d", *f.Rank)
+		case f.WorldSize != nil:
+			v.Rank = fmt.Sprintf("world size %d", *f.WorldSize)
+		}
+		v.Steps = f.StepsCount
+		v.HasSteps = f.HasSteps
+		v.Window = fmtMS(f.WindowUS)
+		v.GPUBusy = f.GPUBusyRatio
+		v.GPUIdle = f.GPUIdleRatio
+		v.Step = f.StepTimeUS
+		v.StepCV = f.StepTimeCV
+		v.Verdict = verdict(f)
+		v.Facts = factRows(f)
+		for _, row := range v.Facts {
+			if row.Null {
+				v.NullFacts++
+			}
+		}
+	}
+	for k, fd := range tr.Findings {
+		v.Findings = append(v.Findings, buildFinding(k+1, fd))
+	}
+	return v
+}
+
+func buildFinding(rank int, fd rules.Finding) findingView {
+	fv := findingView{
+		Rank:       rank,
+		Rule:       fd.Rule,
+		Title:      fd.Title,
+		Severity:   string(fd.Severity),
+		Category:   fd.Category,
+		Confidence: string(fd.Confidence),
+		Message:    fd.Message,
+		Impact:     fmtPct(fd.Impact),
+		Doc:        fd.Doc,
+		References: fd.References,
+	}
+	if fv.Title == "" {
+		fv.Title = fd.Rule
+	}
+	for _, e := range fd.Evidence {
+		fv.Evidence = append(fv.Evidence, evidenceRow{Name: e.Name, Value: fmtUnit(e.Value, e.Unit)})
+	}
+	for _, ex := range fd.Examples {
+		fv.Examples = append(fv.Examples, buildExample(ex))
+	}
+	return fv
+}
+
+func buildExample(ex facts.EventRef) exampleRow {
+	return exampleRow{
+		Name:   ex.Name,
+		Start:  fixed(ex.TSUS, 3) + " µs",
+		Offset: "+" + fmtDur(ex.OffsetUS),
+		Dur:    fmtDur(ex.DurUS),
+		PID:    ex.PID,
+		TID:    ex.TID,
+	}
+}
+
+// verdict builds the one-line summary from the facts that are non-null.
+func verdict(f *facts.Facts) string {
+	var parts []string
+	switch {
+	case !f.HasGPU:
+		parts = append(parts, "no GPU activity (CPU-only trace)")
+	case f.GPUIdleRatio != nil:
+		parts = append(parts, "GPU idle "+fmtPct(*f.GPUIdleRatio)+" of the window")
+	}
+	if f.DataloaderTimeRatio != nil {
+		parts = append(parts, "DataLoader takes "+fmtPct(*f.DataloaderTimeRatio)+" of step time")
+	}
+	if f.SyncPerStep != nil && *f.SyncPerStep > 0 {
+		parts = append(parts, fixed(*f.SyncPerStep, 1)+" host syncs per step")
+	}
+	if f.MemcpyPageableCount != nil && *f.MemcpyPageableCount > 0 && len(parts) < 3 {
+		parts = append(parts, strconv.FormatInt(*f.MemcpyPageableCount, 10)+" pageable memcpys")
+	}
+	if f.StepTimeUS != nil && len(parts) < 3 {
+		parts = append(parts, "mean step "+fmtDur(f.StepTimeUS.Mean))
+	}
+	if len(parts) == 0 {
+		return "no headline facts could be measured"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// factRows flattens every fact (json tag order, nested structs as
+// "parent.child") except schema_version and examples.
+func factRows(f *facts.Facts) []factRow {
+	var rows []factRow
+	walkFacts(reflect.ValueOf(f).Elem(), "", "", func(name, unit string, v reflect.Value, null bool) {
+		if name == "schema_version" || name == "examples" {
+			return
+		}
+		if null {
+			rows = append(rows, factRow{Name: name, Value: nullMark, Null: true})
+			return
+		}
+		rows = append(rows, factRow{Name: name, Value: fmtValue(v, unit)})
+	})
+	return rows
+}
+
+// walkFacts visits the leaves of a facts struct by json tag. Nil pointers
+// are reported as null leaves; non-nil pointers to structs are descended.
+func walkFacts(v reflect.Value, prefix, unit string, visit func(name, unit string, v reflect.Value, null bool)) {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		if !sf.IsExported() {
+			continue
+		}
+		tag := jsonName(sf)
+		if tag == "" {
+			continue
+		}
+		name := tag
+		if prefix != "" {
+			name = prefix + "." + tag
+		}
+		u := unitOf(tag)
+		if u == "" {
+			u = unit
+		}
+		fv := v.Field(i)
+		if fv.Kind() == reflect.Pointer {
+			if fv.IsNil() {
+				visit(name, u, fv, true)
+				continue
+			}
+			fv = fv.Elem()
+		}
+		if fv.Kind() == reflect.Struct {
+			walkFacts(fv, name, u, visit)
+			continue
+		}
+		visit(name, u, fv, false)
+	}
+}
+
+func jsonName(sf reflect.StructField) string {
+	tag := sf.Tag.Get("json")
+	if tag == "-" {
+		return ""
+	}
+	name, _, _ := strings.Cut(tag, ",")
+	if name == "" {
+		return sf.Name
+	}
+	return name
+}
+
+// unitOf derives a unit from a fact name suffix.
+func unitOf(name string) string {
+	for _, s := range []string{"_us", "_ratio", "_bytes", "_count", "_per_step", "_per_ms"} {
+		if strings.HasSuffix(name, s) {
+			return s[1:]
+		}
+	}
+	return ""
+}
+
+func fmtValue(v reflect.Value, unit string) string {
+	switch v.Kind() {
+	case reflect.Bool:
+		if v.Bool() {
+			return "yes"
+		}
+		return "no"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if unit == "bytes" || unit == "us" || unit == "ratio" {
+			return fmtUnit(float64(v.Int()), unit)
+		}
+		return strconv.FormatInt(v.Int(), 10)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return strconv.FormatUint(v.Uint(), 10)
+	case reflect.Float32, reflect.Float64:
+		return fmtUnit(v.Float(), unit)
+	case reflect.String:
+		return v.String()
+	case reflect.Slice, reflect.Array:
+		parts := make([]string, v.Len())
+		for i := range parts {
+			parts[i] = fmtValue(v.Index(i), unit)
+		}
+		return strings.Join(parts, ", ")
+	case reflect.Map:
+		keys := v.MapKeys()
+		sort.Slice(keys, func(i, j int) bool { return fmt.Sprint(keys[i]) < fmt.Sprint(keys[j]) })
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = fmt.Sprint(k) + ": " + fmtValue(v.MapIndex(k), unit)
+		}
+		return strings.Join(parts, ", ")
+	case reflect.Interface, reflect.Pointer:
+		if v.IsNil() {
+			return nullMark
+		}
+		return fmtValue(v.Elem(), unit)
+	}
+	return fmt.Sprint(v.Interface())
+}
+
+// fmtUnit formats a number with its unit: ratio as a percentage with one
+// decimal, us as a duration, bytes in binary units, count as an integer.
+func fmtUnit(x float64, unit string) string {
+	switch unit {
+	case "ratio":
+		return fmtPct(x)
+	case "us":
+		return fmtDur(x)
+	case "bytes":
+		return fmtBytes(x)
+	case "count":
+		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+			return fixed(x, 0)
+		}
+		return fixed(x, 2)
+	case "per_step":
+		return fixed(x, 2) + " / step"
+	case "per_ms":
+		return fixed(x, 2) + " / ms"
+	case "":
+		return fixed(x, 3)
+	}
+	return fixed(x, 3) + " " + unit
+}
+
+// fmtPct formats a 0..1 ratio as a percentage with one decimal.
+func fmtPct(r float64) string { return fixed(r*100, 1) + "%" }
+
+// fmtDur formats microseconds: "12.3 µs" below 1 ms, "12.34 ms" above.
+func fmtDur(us float64) string {
+	if math.Abs(us) < 1000 || isBad(us) {
+		return fixed(us, 1) + " µs"
+	}
+	return fixed(us/1000, 2) + " ms"
+}
+
+// fmtMS formats microseconds as milliseconds with two decimals.
+func fmtMS(us float64) string { return fixed(us/1000, 2) + " ms" }
+
+// fmtBytes formats a byte count in binary units with two decimals.
+func fmtBytes(b float64) string {
+	if isBad(b) {
+		return fixed(b, 0) + " B"
+	}
+	if math.Abs(b) < 1024 {
+		return fixed(b, 0) + " B"
+	}
+	units := []string{"KiB", "MiB", "GiB", "TiB", "PiB"}
+	x := b
+	u := ""
+	for _, u = range units {
+		x /= 1024
+		if math.Abs(x) < 1024 {
+			break
+		}
+	}
+	return fixed(x, 2) + " " + u
+}
+
+func isBad(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) }
+
+// fixed formats x with prec decimals and never prints "-0".
+func fixed(x float64, prec int) string {
+	switch {
+	case math.IsNaN(x):
+		return "NaN"
+	case math.IsInf(x, 1):
+		return "+Inf"
+	case math.IsInf(x, -1):
+		return "-Inf"
+	}
+	s := strconv.FormatFloat(x, 'f', prec, 64)
+	if strings.HasPrefix(s, "-") && strings.Trim(s[1:], "0.") == "" {
+		s = s[1:]
+	}
+	return s
+}
+
+// clean removes control characters (terminal escapes, NUL, newlines) from a
+// string taken from a trace and replaces invalid UTF-8, so it is safe on a
+// single line of any output.
+func clean(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if strings.IndexFunc(s, isCtl) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\n' || r == '\r' || r == '\t':
+			b.WriteByte(' ')
+		case isCtl(r):
+			// dropped
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func isCtl(r rune) bool {
+	return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || (r >= '\u202A' && r <= '\u202E') || (r >= '\u2066' && r <= '\u2069')
+}
+
+// offsetText renders a diagnostic byte offset; -1 means no position.
+func offsetText(off int64) string {
+	if off < 0 {
+		return nullMark
+	}
+	return strconv.FormatInt(off, 10)
+}
+
+// severityLabel is the upper-case severity used in headings and text.
+func severityLabel(s string) string {
+	if s == "" {
+		return "UNKNOWN"
+	}
+	return strings.ToUpper(s)
+}
