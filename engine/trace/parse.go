@@ -148,8 +148,28 @@ func (p *parser) run() error {
 	if err != nil {
 		return err
 	}
+	if !p.stop {
+		p.trailer()
+	}
 	p.finish()
 	return nil
+}
+
+// trailer checks what follows the top-level value: only whitespace, and a
+// compressed stream that ends cleanly.
+func (p *parser) trailer() {
+	lx := p.lx
+	c, err := lx.peek()
+	if err == nil {
+		p.note(DiagWarning, "trailing_data", fmt.Sprintf("data after the end of the trace (%s) ignored", quoteByte(c)), lx.offset())
+		for !lx.eof {
+			lx.pos = lx.end
+			lx.fill(lx.pos)
+		}
+	}
+	if lx.rerr != nil {
+		p.note(DiagRepair, "truncated", "compressed stream is cut short ("+lx.rerr.Error()+"); the JSON was complete", lx.offset())
+	}
 }
 
 // truncated records that input ended early and everything read so far is kept.

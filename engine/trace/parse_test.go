@@ -1,0 +1,287 @@
+package trace
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func parse(t *testing.T, src string) *Trace {
+	t.Helper()
+	tr, err := Parse(strings.NewReader(src), "test.json")
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return tr
+}
+
+func diag(tr *Trace, reason string) *Diagnostic {
+	for i := range tr.Health.Diagnostics {
+		if tr.Health.Diagnostics[i].Reason == reason {
+			return &tr.Health.Diagnostics[i]
+		}
+	}
+	return nil
+}
+
+func TestObjectKeysAnyOrderAndMetadata(t *testing.T) {
+	tr := parse(t, `{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":10,"dur":5,"args":{"device":0,"stream":7,"correlation":3}}],
+	 "deviceProperties":[{"id":0,"name":"NVIDIA H100","totalGlobalMem":85899345920,"computeMajor":9,"computeMinor":0,"numSms":132}],
+	 "distributedInfo":{"backend":"nccl","rank":3,"world_size":8},"baseTimeNanoseconds":1721000000000000000,"record_shapes":1}`)
+	if len(tr.Events) != 1 {
+		t.Fatalf("events = %d, want 1", len(tr.Events))
+	}
+	e := tr.Events[0]
+	if e.Cat != CatKernel || e.TS != 10_000 || e.Dur != 5_000 || e.Correlation != 3 || e.DeviceID() != 0 || e.StreamID() != 7 {
+		t.Errorf("event = %+v", e)
+	}
+	if len(tr.Devices) != 1 || tr.Devices[0].Name != "NVIDIA H100" || *tr.Devices[0].NumSMs != 132 || *tr.Devices[0].TotalGlobalMem != 85899345920 {
+		t.Errorf("devices = %+v", tr.Devices)
+	}
+	if tr.Distributed == nil || *tr.Distributed.Rank != 3 || *tr.Distributed.WorldSize != 8 || tr.Distributed.Backend != "nccl" {
+		t.Errorf("distributed = %+v", tr.Distributed)
+	}
+	if tr.BaseTimeNS != 1721000000000000000 || !tr.RecordShapes {
+		t.Errorf("base %d shapes %v", tr.BaseTimeNS, tr.RecordShapes)
+	}
+}
+
+func TestBareArrayLegacy(t *testing.T) {
+	tr := parse(t, `[
+	{"ph":"X","cat":"Operator","name":"aten::add","pid":67844,"tid":"4093687616","ts":1606910596297023,"dur":13,"args":{"external id":2}},
+	{"ph":"X","cat":"Kernel","name":"k","pid":0,"tid":"stream 7","ts":1606910596297100,"dur":3,"args":{"correlation":9}},
+	{"ph":"X","cat":"Trace","name":"PyTorch Profiler (0)","pid":"Traces","tid":"PyTorch Profiler","ts":1606910596297000,"dur":500}
+	]`)
+	if len(tr.Events) != 3 {
+		t.Fatalf("events = %d", len(tr.Events))
+	}
+	op, k, span := tr.Events[0], tr.Events[1], tr.Events[2]
+	if op.Cat != CatCPUOp || op.TID != 4093687616 || op.ExternalID != 2 || op.TS != 1606910596297023000 {
+		t.Errorf("op = %+v", op)
+	}
+	if k.Cat != CatKernel || tr.IDString(k.TID) != "stream 7" {
+		t.Errorf("kernel tid %q cat %v", tr.IDString(k.TID), k.Cat)
+	}
+	if span.Cat != CatTrace || tr.IDString(span.PID) != "Traces" {
+		t.Errorf("span = %+v", span)
+	}
+}
+
+func TestTimesExactNanoseconds(t *testing.T) {
+	tr := parse(t, `{"traceEvents":[
+	{"ph":"X","name":"a","pid":1,"tid":1,"ts":1712195495406752.8,"dur":0.01},
+	{"ph":"X","name":"b","pid":1,"tid":1,"ts":"1606910596297023","dur":"13.5"},
+	{"ph":"X","name":"c","pid":1,"tid":1,"ts":1.6069105962970235e15,"dur":2e0},
+	{"ph":"X","name":"d","pid":9007199254740993,"tid":"9007199254740995","ts":5}
+	]}`)
+	want := []struct{ ts, dur int64 }{
+		{1712195495406752800, 10},
+		{1606910596297023000, 13500},
+		{1606910596297023500, 2000},
+		{5000, 0},
+	}
+	for i, w := range want {
+		if e := tr.Events[i]; e.TS != w.ts || e.Dur != w.dur {
+			t.Errorf("event %d: ts %d dur %d, want %d %d", i, e.TS, e.Dur, w.ts, w.dur)
+		}
+	}
+	if d := tr.Events[3]; d.PID != 9007199254740993 || d.TID != 9007199254740995 {
+		t.Errorf("ids above 2^53: pid %d tid %d", d.PID, d.TID)
+	}
+}
+
+func TestBeginEndPairsAndPhases(t *testing.T) {
+	tr := parse(t, `{"traceEvents":[
+	{"ph":"B","name":"outer","pid":1,"tid":2,"ts":100},
+	{"ph":"B","name":"inner","pid":1,"tid":2,"ts":110},
+	{"ph":"E","pid":1,"tid":2,"ts":120},
+	{"ph":"E","pid":1,"tid":2,"ts":200},
+	{"ph":"E","pid":1,"tid":3,"ts":200},
+	{"ph":"i","s":"t","name":"[memory]","pid":1,"tid":2,"ts":150,"args":{"Bytes":-512,"Total Allocated":4096,"Device Id":0}},
+	{"ph":"C","name":"queue","pid":1,"tid":2,"ts":160,"args":{"n":3}},
+	{"ph":"M","name":"process_name","pid":1,"args":{"name":"python"}},
+	{"ph":"s","id":1,"cat":"ac2g","pid":1,"tid":2,"ts":100},
+	{"ph":"B","name":"never closed","pid":1,"tid":4,"ts":300}
+	]}`)
+	var got []string
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		got = append(got, string(e.Ph)+":"+tr.Name(e))
+	}
+	if strings.Join(got, ",") != "X:inner,X:outer,i:[memory],C:queue" {
+		t.Fatalf("events %v", got)
+	}
+	if tr.Events[0].Dur != 10_000 || tr.Events[1].Dur != 100_000 {
+		t.Errorf("durations %d %d", tr.Events[0].Dur, tr.Events[1].Dur)
+	}
+	if m := tr.Events[2]; m.Bytes != -512 || m.TotalAllocated != 4096 || !tr.ProfileMemory {
+		t.Errorf("[memory] = %+v", m)
+	}
+	if diag(tr, "unmatched_end") == nil || diag(tr, "unclosed_begin") == nil {
+		t.Errorf("diagnostics %v", tr.Health.Diagnostics)
+	}
+}
+
+func TestNotKineto(t *testing.T) {
+	for name, src := range map[string]string{
+		"execution trace": `{"schema":"1.0.1","pid":1,"time":"x","nodes":[{"id":1}]}`,
+		"int tuples":      `[[1,2,3,4],[5,6,7,8]]`,
+		"scalar":          `42`,
+		"object":          `{"a":1}`,
+	} {
+		_, err := Parse(strings.NewReader(src), "x.json")
+		if !errors.Is(err, ErrNotKineto) {
+			t.Errorf("%s: err = %v, want ErrNotKineto", name, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "x.json") {
+			t.Errorf("%s: error does not name the file: %v", name, err)
+		}
+	}
+}
+
+func TestEmptyFile(t *testing.T) {
+	for _, src := range []string{"", "  \n"} {
+		_, err := Parse(strings.NewReader(src), "empty.json")
+		if err == nil || !strings.Contains(err.Error(), "empty.json") || !strings.Contains(err.Error(), "empty") {
+			t.Errorf("err = %v", err)
+		}
+	}
+}
+
+const twoEvents = `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1},{"ph":"X","name":"b","pid":1,"tid":1,"ts":5,"dur":1}`
+
+func TestTruncatedRecovered(t *testing.T) {
+	src := twoEvents + `,{"ph":"X","name":"c","pid":1,"ti`
+	tr := parse(t, src)
+	if len(tr.Events) != 2 || !tr.Health.Repaired {
+		t.Fatalf("events %d repaired %v", len(tr.Events), tr.Health.Repaired)
+	}
+	d := diag(tr, "truncated")
+	if d == nil || d.Offset != int64(len(src)) {
+		t.Errorf("truncated diagnostic %+v, want offset %d", d, len(src))
+	}
+	// Missing closing brackets only.
+	tr = parse(t, twoEvents)
+	if len(tr.Events) != 2 || diag(tr, "truncated") == nil {
+		t.Errorf("missing brackets: %d events, %v", len(tr.Events), tr.Health.Diagnostics)
+	}
+}
+
+func TestTrailingCommas(t *testing.T) {
+	tr := parse(t, `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1,"args":{"x":[1,2,],},},],}`)
+	if len(tr.Events) != 1 {
+		t.Fatalf("events %d", len(tr.Events))
+	}
+	if d := diag(tr, "trailing_comma"); d == nil || d.Count != 5 {
+		t.Errorf("trailing_comma %+v", d)
+	}
+}
+
+func TestNonFiniteAndBadStrings(t *testing.T) {
+	src := "{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"C:\\Users\\op\\x\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,\"args\":{\"a\":NaN,\"b\":-inf,\"c\":[Infinity],\"Comms Id\":10159970886766084423}}," +
+		"{\"ph\":\"X\",\"name\":\"bad\xff\x01name\",\"pid\":1,\"tid\":1,\"ts\":2,\"dur\":NaN}]}"
+	tr := parse(t, src)
+	if len(tr.Events) != 1 {
+		t.Fatalf("events %d, want 1 (the NaN-duration event dropped)", len(tr.Events))
+	}
+	if got := tr.Name(&tr.Events[0]); got != `C:\Users\op\x` {
+		t.Errorf("name %q", got)
+	}
+	for _, r := range []string{"non_finite", "bad_escape", "bad_utf8", "control_char", "bad_time"} {
+		if diag(tr, r) == nil {
+			t.Errorf("missing diagnostic %s in %v", r, tr.Health.Diagnostics)
+		}
+	}
+	if d := diag(tr, "non_finite"); d.Count != 4 {
+		t.Errorf("non_finite count %d, want 4", d.Count)
+	}
+}
+
+func TestDroppedRecords(t *testing.T) {
+	tr := parse(t, `{"traceEvents":[
+	{"ph":"X","name":"sentinel","pid":1,"tid":1,"ts":0,"dur":0},
+	{"ph":"X","name":"neg","pid":1,"tid":1,"ts":2000000,"dur":-5},
+	{"ph":"X","name":"years","pid":1,"tid":1,"ts":2000000,"dur":63072000000000},
+	{"ph":"X","name":"ok","pid":1,"tid":1,"ts":2000000,"dur":5}]}`)
+	if len(tr.Events) != 1 || tr.Name(&tr.Events[0]) != "ok" || tr.Health.Dropped != 3 {
+		t.Fatalf("kept %d dropped %d", len(tr.Events), tr.Health.Dropped)
+	}
+	for _, r := range []string{"ts_zero", "negative_dur", "absurd_dur"} {
+		if d := diag(tr, r); d == nil || d.Kind != DiagDropped {
+			t.Errorf("missing dropped diagnostic %s", r)
+		}
+	}
+	// ts 0 is real data when nothing is later than 1 s.
+	tr = parse(t, `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":0,"dur":3},{"ph":"X","name":"b","pid":1,"tid":1,"ts":500,"dur":3}]}`)
+	if len(tr.Events) != 2 {
+		t.Errorf("small-ts trace lost events: %d", len(tr.Events))
+	}
+}
+
+func TestSyntaxErrorNamesOffset(t *testing.T) {
+	src := `{"traceEvents":[{"ph":"X","name":"a","pid":1 @ }]}`
+	_, err := Parse(strings.NewReader(src), "bad.json")
+	var se *SyntaxError
+	if !errors.As(err, &se) || se.Offset != int64(strings.Index(src, "@")) || !strings.Contains(err.Error(), "bad.json") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func gz(parts ...string) []byte {
+	var out bytes.Buffer
+	for _, p := range parts {
+		w := gzip.NewWriter(&out)
+		w.Write([]byte(p))
+		w.Close()
+	}
+	return out.Bytes()
+}
+
+func TestGzipMembersAndCut(t *testing.T) {
+	full := twoEvents + "]}"
+	half := len(full) / 2
+	tr, err := Parse(bytes.NewReader(gz(full[:half], full[half:])), "multi.json.gz")
+	if err != nil || len(tr.Events) != 2 || !tr.Gzip || tr.Health.Repaired {
+		t.Fatalf("multi-member: %v %+v", err, tr)
+	}
+	data := gz(full)
+	tr, err = Parse(bytes.NewReader(data[:len(data)-12]), "cut.json.gz")
+	if err != nil {
+		t.Fatalf("cut gzip: %v", err)
+	}
+	if !tr.Health.Repaired || diag(tr, "truncated") == nil {
+		t.Errorf("cut gzip not reported: %+v", tr.Health)
+	}
+}
+
+func TestLongStringAcrossWindow(t *testing.T) {
+	long := strings.Repeat("x", 3*windowSize)
+	src := `{"traceEvents":[{"ph":"X","name":"` + long + `","pid":1,"tid":1,"ts":1,"dur":1,"args":{"skip":"` + long + `\"q"}},{"ph":"X","name":"b","pid":1,"tid":1,"ts":2,"dur":1}]}`
+	tr := parse(t, src)
+	if len(tr.Events) != 2 || tr.Name(&tr.Events[0]) != long {
+		t.Fatalf("events %d", len(tr.Events))
+	}
+}
+
+// oneByte feeds the reader one byte per Read to exercise every refill path.
+type oneByte struct{ r *strings.Reader }
+
+func (o oneByte) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	return o.r.Read(p[:1])
+}
+
+func TestOneByteReads(t *testing.T) {
+	src := `{"deviceProperties":[{"id":0,"name":"GPU"}],"traceEvents":[{"ph":"X","cat":"kernel","name":"k\u00e9\ud83d\ude00","pid":0,"tid":7,"ts":12.5,"dur":3,"args":{"correlation":4,"big":[1e400,"s"]}}]}`
+	tr, err := Parse(oneByte{strings.NewReader(src)}, "slow.json")
+	if err != nil || len(tr.Events) != 1 {
+		t.Fatalf("%v", err)
+	}
+	if e := tr.Events[0]; tr.Name(&e) != "ké😀" || e.TS != 12500 || e.Correlation != 4 {
+		t.Errorf("event %+v name %q", e, tr.Name(&e))
+	}
+}
