@@ -163,10 +163,11 @@ func buildJSONTrace(tr *engine.TraceResult) (jsonTrace, error) {
 			Diagnostics:   []jsonDiagnostic{},
 		},
 	}
-	jt.Verdict = buildView(0, tr).Verdict
 	if tr.Facts == nil {
+		jt.Verdict = noFactsVerdict
 		jt.Facts = json.RawMessage("null")
 	} else {
+		jt.Verdict = verdict(tr.Facts)
 		raw, err := json.Marshal(toJSONValue(reflect.ValueOf(tr.Facts)))
 		if err != nil {
 			return jt, fmt.Errorf("encode facts: %w", err)

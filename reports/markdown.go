@@ -157,7 +157,7 @@ func mdFindings(b *strings.Builder, v traceView, lim mdLimits) {
 		shown = shown[:lim.findings]
 	}
 	for _, f := range shown {
-		fmt.Fprintf(b, "#### %d. %s: %s\n\n", f.Rank, severityLabel(f.Severity), mdText(f.Title))
+		fmt.Fprintf(b, "#### %d. %s: %s\n\n", f.Rank, mdText(severityLabel(f.Severity)), mdText(f.Title))
 		fmt.Fprintf(b, "**Impact %s of step time** · confidence %s · rule %s", f.Impact, mdText(f.Confidence), mdCode(f.Rule))
 		if f.Category != "" {
 			fmt.Fprintf(b, " · %s", mdText(f.Category))
@@ -171,7 +171,7 @@ func mdFindings(b *strings.Builder, v traceView, lim mdLimits) {
 			if len(f.Evidence) > 0 {
 				b.WriteString("| Evidence | Value |\n|---|---:|\n")
 				for _, e := range f.Evidence {
-					fmt.Fprintf(b, "| %s | %s |\n", mdCell(e.Name), mdCell(e.Value))
+					fmt.Fprintf(b, "| %s | %s |\n", mdCode(e.Name), mdCell(e.Value))
 				}
 				b.WriteString("\n")
 			}
@@ -196,7 +196,7 @@ func mdFindings(b *strings.Builder, v traceView, lim mdLimits) {
 		if lim.docs && (strings.TrimSpace(f.Doc) != "" || len(f.References) > 0) {
 			b.WriteString("<details><summary>Why it matters and how to fix it</summary>\n\n")
 			if doc := strings.TrimSpace(f.Doc); doc != "" {
-				b.WriteString(doc + "\n\n")
+				b.WriteString(neutralizeRawHTML(doc) + "\n\n")
 			}
 			if len(f.References) > 0 {
 				b.WriteString("**References**\n\n")
@@ -217,7 +217,7 @@ func mdFindings(b *strings.Builder, v traceView, lim mdLimits) {
 				fmt.Fprintf(b, "\n_… and %d more; see the HTML or JSON report._\n", len(rest)-i)
 				break
 			}
-			fmt.Fprintf(b, "| %d | %s | %s | %s |\n", f.Rank, severityLabel(f.Severity), mdCell(f.Title), f.Impact)
+			fmt.Fprintf(b, "| %d | %s | %s | %s |\n", f.Rank, mdCell(severityLabel(f.Severity)), mdCell(f.Title), f.Impact)
 		}
 		b.WriteString("\n")
 	}
@@ -339,7 +339,8 @@ func mdText(s string) string {
 		return "\\" + out
 	}
 	// "1." or "1)" would start an ordered list.
-	if rest := strings.TrimLeft(out, "0123456789"); len(rest) < len(out) && (strings.HasPrefix(rest, ".") || strings.HasPrefix(rest, ")")) {
+	if rest := strings.TrimLeft(out, "0123456789"); len(rest) < len(out) && (strings.HasPrefix(rest, ".") || strings.HasPrefix(rest, ")")) &&
+		(len(rest) == 1 || rest[1] == ' ') {
 		return out[:len(out)-len(rest)] + "\\" + rest
 	}
 	return out

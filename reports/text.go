@@ -18,13 +18,27 @@ const (
 	ansiCyan   = "\x1b[36m"
 )
 
-// textMaxFindings caps the findings listed per trace in the terminal.
-const textMaxFindings = 10
+// textMaxFindings caps the findings listed per trace in the terminal, and
+// textMaxMessage the runes of each message shown.
+const (
+	textMaxFindings = 10
+	textMaxMessage  = 200
+)
+
+// shorten cuts s to at most n runes, ending in "…" when cut.
+func shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
 
 // Text writes a compact, ranked summary for a terminal: per trace one header
 // line (path, device, rank, steps, window in ms), the verdict, a warning
 // when the trace was repaired, up to 10 findings (rank, severity, impact as
-// a percentage of step time, confidence, rule id, title and message), the
+// a percentage of step time, confidence, rule id, title and the message cut
+// to 200 characters), the
 // number of rules not evaluated with their hints, and the diagnostics count.
 // With color, severities and warnings get ANSI colours; without, the output
 // is plain ASCII apart from strings from the trace. Control characters in
@@ -51,7 +65,9 @@ func Text(w io.Writer, r *engine.Result, color bool) error {
 		head := []string{}
 		if v.Device != "" {
 			head = append(head, clean(v.Device))
-		} else if !v.HasGPU {
+		} else if v.HasGPU {
+			head = append(head, "unknown GPU")
+		} else {
 			head = append(head, "CPU only")
 		}
 		if v.Rank != "" {
@@ -89,7 +105,7 @@ func Text(w io.Writer, r *engine.Result, color bool) error {
 			}
 			fmt.Fprintf(&b, "  %2d. %s %6s  %-9s %s: %s\n", f.Rank, sev, f.Impact, clean(f.Confidence), clean(f.Rule), clean(f.Title))
 			if f.Message != "" {
-				fmt.Fprintf(&b, "      %s\n", st(ansiDim, clean(f.Message)))
+				fmt.Fprintf(&b, "      %s\n", st(ansiDim, shorten(clean(f.Message), textMaxMessage)))
 			}
 		}
 		if n := len(v.NotEvaluated); n > 0 {

@@ -22,6 +22,9 @@ var errNilResult = errors.New("nil result")
 // nullMark is how every renderer shows a fact that could not be measured.
 const nullMark = "—"
 
+// noFactsVerdict is the verdict of a trace without facts.
+const noFactsVerdict = "no facts were derived from this trace"
+
 // nullNote explains nullMark next to the facts table.
 const nullNote = "could not be measured from this trace"
 
@@ -120,7 +123,7 @@ func buildView(i int, tr *engine.TraceResult) traceView {
 	f := tr.Facts
 	if f == nil {
 		v.FactsMissing = true
-		v.Verdict = "no facts were derived from this trace"
+		v.Verdict = noFactsVerdict
 		v.Window = nullMark
 	} else {
 		if f.Device != nil {
@@ -202,7 +205,11 @@ func verdict(f *facts.Facts) string {
 		parts = append(parts, "GPU idle "+fmtPct(*f.GPUIdleRatio)+" of the window")
 	}
 	if f.DataloaderTimeRatio != nil {
-		parts = append(parts, "DataLoader takes "+fmtPct(*f.DataloaderTimeRatio)+" of step time")
+		of := " of step time"
+		if !f.HasSteps {
+			of = " of the window"
+		}
+		parts = append(parts, "DataLoader takes "+fmtPct(*f.DataloaderTimeRatio)+of)
 	}
 	if f.SyncPerStep != nil && *f.SyncPerStep > 0 {
 		parts = append(parts, fixed(*f.SyncPerStep, 1)+" host syncs per step")
@@ -449,9 +456,13 @@ func offsetText(off int64) string {
 }
 
 // severityLabel is the upper-case severity used in headings and text.
+// Unknown severities are shown cleaned, as given.
 func severityLabel(s string) string {
-	if s == "" {
+	switch s {
+	case "high", "medium", "low", "info":
+		return strings.ToUpper(s)
+	case "":
 		return "UNKNOWN"
 	}
-	return strings.ToUpper(s)
+	return clean(s)
 }

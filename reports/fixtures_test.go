@@ -1,0 +1,304 @@
+package reports
+
+import (
+	"fmt"
+
+	"github.com/stepdoctor/stepdoctor/engine"
+	"github.com/stepdoctor/stepdoctor/engine/facts"
+	"github.com/stepdoctor/stepdoctor/engine/trace"
+	"github.com/stepdoctor/stepdoctor/rules"
+)
+
+func f64(x float64) *float64 { return &x }
+func i64(x int64) *int64     { return &x }
+func bp(x bool) *bool        { return &x }
+
+const dataloaderDoc = `The GPU waits for the next batch while the main process loads and
+collates it.
+
+## How to fix
+
+Load batches in worker processes and pin host memory:
+
+` + "```python" + `
+loader = DataLoader(ds, batch_size=64, num_workers=8, pin_memory=True,
+                    persistent_workers=True, prefetch_factor=4)
+` + "```" + `
+
+| setting | start with |
+|---|---|
+| num_workers | CPU cores / GPUs |
+| pin_memory | True |
+
+See the [DataLoader docs](https://pytorch.org/docs/stable/data.html).
+`
+
+// gpuTraining is a rank of a distributed GPU training run with several
+// findings, evidence and example events.
+func gpuTraining() *engine.Result {
+	f := &facts.Facts{
+		SchemaVersion: facts.SchemaVersion,
+		HasGPU:        true, HasSteps: true, HasShapes: true, HasStack: false, HasMemory: false,
+		Rank: i64(0), WorldSize: i64(8),
+		PrimaryDevice: i64(0),
+		Device: &facts.Device{
+			ID: 0, Name: "NVIDIA H100 80GB HBM3",
+			ComputeMajor: i64(9), ComputeMinor: i64(0), SMCount: i64(132), TotalMemoryBytes: i64(85031714816),
+		},
+		StepsCount:                20,
+		WindowUS:                  812403.25,
+		StepTimeUS:                &facts.StepStats{Mean: 40620.16, P50: 38911.5, P90: 51200.75, Max: 66012},
+		StepTimeCV:                f64(0.1834),
+		GPUBusyRatio:              f64(0.4962),
+		GPUIdleRatio:              f64(0.5038),
+		KernelCount:               i64(18240),
+		KernelsPerStep:            f64(912),
+		KernelLaunchesPerMS:       f64(22.452),
+		ShortKernelRatio:          f64(0.6712),
+		LaunchBoundKernelRatio:    f64(0.2451),
+		MemcpyCount:               i64(120),
+		MemcpyPerStep:             f64(6),
+		MemcpyHtoDCount:           i64(80),
+		MemcpyDtoHCount:           i64(40),
+		MemcpyDtoDCount:           i64(0),
+		MemcpyPageableCount:       i64(80),
+		MemcpyBytes:               i64(1610612736),
+		MemcpyTimeRatio:           f64(0.0412),
+		SyncPerStep:               f64(2),
+		DataloaderTimeRatio:       f64(0.2403),
+		DataloaderSingleProcess:   bp(true),
+		ElementwiseChainCount:     310,
+		ElementwiseChainKernels:   1420,
+		ElementwiseChainTimeRatio: 0.0587,
+		Examples: map[string][]facts.EventRef{
+			"step":       {{Name: "ProfilerStep#7", TSUS: 1712345678901234.5, OffsetUS: 245000.125, DurUS: 66012, PID: "1234", TID: "1234"}},
+			"dataloader": {{Name: "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", TSUS: 1712345678650000, OffsetUS: 1012.5, DurUS: 18003.2, PID: "1234", TID: "1234"}},
+		},
+	}
+	return &engine.Result{
+		SchemaVersion: engine.ResultSchemaVersion,
+		Traces: []*engine.TraceResult{{
+			Input: engine.Input{Path: "log/run1/worker0.1712345678.pt.trace.json.gz", Bytes: 48234112, Compressed: true},
+			Facts: f,
+			Findings: []rules.Finding{
+				{
+					Rule: "dataloader-bottleneck", Title: "DataLoader stalls the training loop",
+					Severity: rules.SeverityHigh, Category: "input-pipeline",
+					Message:    "DataLoader takes 24.0% of step time in a single process (_SingleProcessDataLoaderIter); the GPU is idle 50.4% of the window.",
+					Impact:     0.2403,
+					Confidence: rules.Confirmed,
+					Evidence: []rules.Evidence{
+						{Name: "dataloader_time_ratio", Value: 0.2403, Unit: "ratio"},
+						{Name: "gpu_idle_ratio", Value: 0.5038, Unit: "ratio"},
+						{Name: "step_time_us.mean", Value: 40620.16, Unit: "us"},
+					},
+					Examples: []facts.EventRef{
+						{Name: "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", TSUS: 1712345678650000, OffsetUS: 1012.5, DurUS: 18003.2, PID: "1234", TID: "1234"},
+						{Name: "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", TSUS: 1712345678691234.25, OffsetUS: 42246.75, DurUS: 9120.4, PID: "1234", TID: "1234"},
+					},
+					Doc:        dataloaderDoc,
+					References: []string{"https://pytorch.org/docs/stable/data.html#multi-process-data-loading", "PyTorch performance tuning guide, section 1"},
+				},
+				{
+					Rule: "pageable-memcpy", Title: "Host-to-device copies from pageable memory",
+					Severity: rules.SeverityMedium, Category: "memory-transfer",
+					Message:    "80 of 120 memcpys (66.7%) copy from pageable host memory: Memcpy HtoD (Pageable -> Device).",
+					Impact:     0.031,
+					Confidence: rules.Confirmed,
+					Evidence: []rules.Evidence{
+						{Name: "memcpy_pageable_count", Value: 80, Unit: "count"},
+						{Name: "memcpy_per_step", Value: 6, Unit: "per_step"},
+						{Name: "memcpy_bytes", Value: 1610612736, Unit: "bytes"},
+					},
+					Examples: []facts.EventRef{
+						{Name: "Memcpy HtoD (Pageable -> Device)", TSUS: 1712345678660012.125, OffsetUS: 11024.625, DurUS: 812.5, PID: "0", TID: "7"},
+					},
+					Doc:        "Pass `pin_memory=True` to the DataLoader and copy with `tensor.to(device, non_blocking=True)`.",
+					References: []string{"https://pytorch.org/docs/stable/notes/cuda.html#use-pinned-memory-buffers"},
+				},
+				{
+					Rule: "elementwise-chains", Title: "Chains of tiny elementwise kernels",
+					Severity: rules.SeverityLow, Category: "kernel-efficiency",
+					Message:    "310 chains of 1420 short elementwise kernels take 5.9% of the window; e.g. void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)",
+					Impact:     0.0412,
+					Confidence: rules.Likely,
+					Evidence: []rules.Evidence{
+						{Name: "elementwise_chain_count", Value: 310, Unit: "count"},
+						{Name: "elementwise_chain_time_ratio", Value: 0.0587, Unit: "ratio"},
+						{Name: "kernel_launches_per_ms", Value: 22.452, Unit: "per_ms"},
+						{Name: "short_kernel_threshold", Value: 10, Unit: "us"},
+					},
+					Examples: []facts.EventRef{
+						{Name: "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)", TSUS: 1712345678700100, OffsetUS: 51112.5, DurUS: 3.2, PID: "0", TID: "7"},
+						{Name: "void at::native::unrolled_elementwise_kernel<at::native::BinaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float> >, at::detail::Array<char*, 3>, TrivialOffsetCalculator<2, unsigned int>, TrivialOffsetCalculator<1, unsigned int>, at::native::memory::LoadWithCast<2>, at::native::memory::StoreWithCast<1> >(int, ...)", TSUS: 1712345678700104.5, OffsetUS: 51117, DurUS: 2.9, PID: "0", TID: "7"},
+						{Name: "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, at::native::GeluType)::{lambda()#2}::operator()() const::{lambda()#2}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2> >(int, ...)", TSUS: 1712345678700109, OffsetUS: 51121.5, DurUS: 4.1, PID: "0", TID: "7"},
+					},
+					Doc: "Fuse pointwise ops with `torch.compile(model)`:\n\n```python\nmodel = torch.compile(model)\n```\n\n![fusion diagram](https://example.com/fusion.png)\n",
+					References: []string{
+						"https://pytorch.org/tutorials/intermediate/torch_compile_tutorial.html",
+					},
+				},
+				{
+					Rule: "host-sync", Title: "Host synchronisations inside the step",
+					Severity: rules.SeverityInfo, Category: "host-overhead",
+					Message:    "2.0 host syncs per step (aten::item -> cudaStreamSynchronize).",
+					Impact:     0.0,
+					Confidence: rules.Likely,
+					Evidence:   []rules.Evidence{{Name: "sync_per_step", Value: 2, Unit: "per_step"}},
+				},
+			},
+			NotEvaluated: []rules.NotEvaluated{
+				{Rule: "memory-fragmentation", Title: "Allocator fragmentation", Missing: []string{"has_memory"}, Hint: "re-profile with profile_memory=True"},
+			},
+			Health: trace.Health{EventsRead: 412332, EventsKept: 412330, Dropped: 2, Diagnostics: []trace.Diagnostic{
+				{Kind: trace.DiagDropped, Reason: "zero_ts_sentinel", Message: "complete event with ts 0 in a trace with later events", Offset: 1048576, Count: 2},
+			}},
+		}},
+	}
+}
+
+// cpuOnly is a CPU-only trace without steps: GPU and step facts are null,
+// several rules could not be evaluated.
+func cpuOnly() *engine.Result {
+	f := &facts.Facts{
+		SchemaVersion: facts.SchemaVersion,
+		HasGPU:        false, HasSteps: false, HasShapes: false, HasStack: true, HasMemory: false,
+		StepsCount:                0,
+		WindowUS:                  5234.5,
+		ElementwiseChainCount:     3,
+		ElementwiseChainKernels:   11,
+		ElementwiseChainTimeRatio: 0.021,
+		SyncPerStep:               nil,
+		DataloaderTimeRatio:       f64(0),
+	}
+	return &engine.Result{
+		SchemaVersion: engine.ResultSchemaVersion,
+		Traces: []*engine.TraceResult{{
+			Input: engine.Input{Path: "cpu_infer.json", Bytes: 81920},
+			Facts: f,
+			Findings: []rules.Finding{{
+				Rule: "no-profiler-steps", Title: "No ProfilerStep spans",
+				Severity: rules.SeverityInfo, Category: "profiling-setup",
+				Message:    "The trace has no ProfilerStep#N spans, so per-step figures are unavailable; the window is the whole trace (5.23 ms).",
+				Impact:     0,
+				Confidence: rules.Confirmed,
+				Doc:        "Call `prof.step()` once per iteration inside `with torch.profiler.profile(...) as prof:`.",
+			}},
+			NotEvaluated: []rules.NotEvaluated{
+				{Rule: "gpu-idle", Title: "GPU idle while the host works", Missing: []string{"gpu_idle_ratio"}, Hint: "profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] on a GPU run"},
+				{Rule: "launch-bound", Title: "Kernel launches dominate", Missing: []string{"launch_bound_kernel_ratio", "kernel_count"}, Hint: "profile with ProfilerActivity.CUDA"},
+				{Rule: "step-variance", Title: "Unstable step time", Missing: []string{"step_time_cv"}, Hint: "call prof.step() every iteration"},
+				{Rule: "host-sync", Title: "Host synchronisations inside the step", Missing: []string{"sync_per_step"}},
+			},
+			Health: trace.Health{EventsRead: 1203, EventsKept: 1203},
+		}},
+	}
+}
+
+// repaired is a truncated, damaged trace the reader repaired: partial
+// facts, diagnostics of every kind, and no findings.
+func repaired() *engine.Result {
+	f := &facts.Facts{
+		SchemaVersion: facts.SchemaVersion,
+		HasGPU:        true, HasSteps: true,
+		PrimaryDevice:       i64(1),
+		StepsCount:          3,
+		WindowUS:            99.5,
+		StepTimeUS:          &facts.StepStats{Mean: 33.1666, P50: 30, P90: 38.4, Max: 39.5},
+		StepTimeCV:          f64(0),
+		GPUBusyRatio:        f64(0.9),
+		GPUIdleRatio:        f64(0.1),
+		KernelCount:         i64(12),
+		KernelsPerStep:      f64(4),
+		KernelLaunchesPerMS: f64(120.6),
+		ShortKernelRatio:    f64(1),
+		MemcpyCount:         i64(0),
+		MemcpyBytes:         i64(0),
+	}
+	return &engine.Result{
+		SchemaVersion: engine.ResultSchemaVersion,
+		Traces: []*engine.TraceResult{{
+			Input: engine.Input{Path: "broken/rank3.json", Bytes: 7310},
+			Facts: f,
+			Health: trace.Health{
+				EventsRead: 40, EventsKept: 31, Dropped: 9, Repaired: true,
+				Diagnostics: []trace.Diagnostic{
+					{Kind: trace.DiagRepair, Reason: "truncated", Message: "input ends inside the traceEvents array; closed it", Offset: 7310, Count: 1},
+					{Kind: trace.DiagRepair, Reason: "trailing_comma", Message: "trailing comma before ]", Offset: 5120, Count: 3},
+					{Kind: trace.DiagRepair, Reason: "nan_token", Message: "NaN token read as null", Offset: 2048, Count: 2},
+					{Kind: trace.DiagDropped, Reason: "negative_dur", Message: "X event with negative dur", Offset: 1999, Count: 7},
+					{Kind: trace.DiagDropped, Reason: "absurd_dur", Message: "event lasting more than 7 days", Offset: 3001, Count: 2},
+					{Kind: trace.DiagWarning, Reason: "unmatched_e", Message: "E event without a matching B", Offset: -1, Count: 1},
+				},
+			},
+		}},
+	}
+}
+
+// hostile plants script and markup in every string a trace or rule can
+// carry, in two traces.
+const (
+	xssScript = "<script>alert(1)</script>"
+	xssImg    = "<img src=x onerror=alert(1)>"
+)
+
+func hostile() *engine.Result {
+	evil := xssScript + " | `tick` *x* _y_ [l](javascript:alert(1)) " + xssImg
+	ev := facts.EventRef{Name: evil, TSUS: 1, OffsetUS: 2, DurUS: 3, PID: xssImg, TID: xssScript}
+	f := &facts.Facts{
+		HasGPU: true, HasSteps: true, StepsCount: 1, WindowUS: 10,
+		Device:       &facts.Device{Name: evil},
+		GPUBusyRatio: f64(0.5), GPUIdleRatio: f64(0.5),
+		StepTimeUS: &facts.StepStats{Mean: 10, P50: 10, P90: 10, Max: 10},
+		Examples:   map[string][]facts.EventRef{"short_kernel": {ev}},
+	}
+	tr := &engine.TraceResult{
+		Input: engine.Input{Path: "runs/" + evil + ".json"},
+		Facts: f,
+		Findings: []rules.Finding{{
+			Rule: "x" + xssScript, Title: evil, Severity: rules.Severity(xssImg), Category: evil,
+			Message: "kernel " + evil + " is short\nnew line # heading\n- list", Impact: 0.5, Confidence: rules.Confidence(xssScript),
+			Evidence: []rules.Evidence{{Name: evil, Value: 1, Unit: xssImg}},
+			Examples: []facts.EventRef{ev},
+			Doc: "raw " + xssScript + " and " + xssImg + "\n\n" + xssScript + "\n\n<img src=\"x\" onerror=\"alert(2)\">\n\n" +
+				"[click](javascript:alert(3)) ![pic](javascript:alert(4)) ![pic2](http://example.com/x.png)\n\n</details>\n",
+			References: []string{"javascript:alert(5)", evil, "https://example.com/ok?a=<b>"},
+		}},
+		NotEvaluated: []rules.NotEvaluated{{Rule: evil, Title: evil, Missing: []string{evil}, Hint: evil}},
+		Health: trace.Health{Repaired: true, Diagnostics: []trace.Diagnostic{
+			{Kind: trace.DiagKind(xssImg), Reason: evil, Message: evil, Offset: 3, Count: 1},
+		}},
+	}
+	return &engine.Result{SchemaVersion: 1, Traces: []*engine.TraceResult{tr, tr}}
+}
+
+// huge is far larger than a PR comment allows: many ranks, each with many
+// findings, examples and diagnostics.
+func huge() *engine.Result {
+	r := &engine.Result{SchemaVersion: 1}
+	for rank := 0; rank < 16; rank++ {
+		base := gpuTraining().Traces[0]
+		base.Input.Path = fmt.Sprintf("log/worker%d.pt.trace.json", rank)
+		base.Facts.Rank = i64(int64(rank))
+		var fs []rules.Finding
+		for k := 0; k < 40; k++ {
+			f := base.Findings[k%len(base.Findings)]
+			f.Rule = fmt.Sprintf("%s-%d", f.Rule, k)
+			for e := 0; e < 30; e++ {
+				f.Examples = append(f.Examples, f.Examples...)
+				if len(f.Examples) > 30 {
+					break
+				}
+			}
+			fs = append(fs, f)
+		}
+		base.Findings = fs
+		for d := 0; d < 200; d++ {
+			base.Health.Diagnostics = append(base.Health.Diagnostics, trace.Diagnostic{
+				Kind: trace.DiagRepair, Reason: fmt.Sprintf("r%d", d), Message: "something odd here", Offset: int64(d * 100), Count: d,
+			})
+		}
+		r.Traces = append(r.Traces, base)
+	}
+	return r
+}
