@@ -1,0 +1,106 @@
+package trace_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/stepdoctor/stepdoctor/engine/facts"
+	"github.com/stepdoctor/stepdoctor/engine/trace"
+)
+
+// seedLimit caps the bytes taken from each shared trace as a fuzz seed, so
+// the fuzzer mutates small inputs; the prefixes are themselves truncated
+// traces, which the reader must recover.
+const seedLimit = 8 << 10
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		`{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":10,"dur":5,"args":{"correlation":1}}]}`,
+		`[{"ph":"B","name":"a","pid":"1","tid":"x","ts":"5"},{"ph":"E","pid":"1","tid":"x","ts":"9.5"}]`,
+		`{"traceEvents":[{"ph":"X","name":"ProfilerStep#1","cat":"user_annotation","pid":1,"tid":1,"ts":0,"dur":100},{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1,"dur":3,"args":{"correlation":7}},{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":50,"dur":90,"args":{"correlation":7}},],}`,
+		`{"traceEvents":[{"ph":"X","name":"a","ts":NaN,"dur":-inf,"args":{"x":"C:\path"}}`,
+		`{"nodes":[]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	dir := filepath.Join("..", "..", "..", "shared", "traces")
+	paths, _ := filepath.Glob(filepath.Join(dir, "*", "*", "*.json*"))
+	more, _ := filepath.Glob(filepath.Join(dir, "*", "*", "*", "*.json*"))
+	for _, p := range append(paths, more...) {
+		if data := seed(p); data != nil {
+			f.Add(data)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tr, err := trace.Parse(bytes.NewReader(data), "fuzz.json")
+		if err != nil {
+			if !strings.Contains(err.Error(), "fuzz.json") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		for i := range tr.Events {
+			if tr.Events[i].Dur < 0 {
+				t.Fatalf("event %d has negative duration %d", i, tr.Events[i].Dur)
+			}
+		}
+		checkFacts(t, reflect.ValueOf(facts.Derive(tr, facts.DefaultConfig())).Elem(), "")
+	})
+}
+
+// checkFacts asserts every *_ratio field is in [0,1] and every other
+// number is finite and non-negative where it is a duration or count.
+func checkFacts(t *testing.T, v reflect.Value, path string) {
+	typ := v.Type()
+	for i := 0; i < v.NumField(); i++ {
+		fv, name := v.Field(i), typ.Field(i).Tag.Get("json")
+		name, _, _ = strings.Cut(name, ",")
+		if fv.Kind() == reflect.Pointer {
+			if fv.IsNil() {
+				continue
+			}
+			fv = fv.Elem()
+		}
+		switch fv.Kind() {
+		case reflect.Struct:
+			checkFacts(t, fv, path+name+".")
+		case reflect.Float64:
+			x := fv.Float()
+			if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+				t.Fatalf("%s%s = %v: not a finite non-negative number", path, name, x)
+			}
+			if strings.HasSuffix(name, "_ratio") && x > 1+1e-12 {
+				t.Fatalf("%s%s = %v > 1", path, name, x)
+			}
+		case reflect.Int, reflect.Int64:
+			if fv.Int() < 0 && name != "rank" && name != "world_size" && name != "primary_device" && name != "id" {
+				t.Fatalf("%s%s = %d < 0", path, name, fv.Int())
+			}
+		}
+	}
+}
+
+func seed(path string) []byte {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer fh.Close()
+	var r io.Reader = fh
+	if strings.HasSuffix(path, ".gz") {
+		zr, err := gzip.NewReader(fh)
+		if err != nil {
+			return nil
+		}
+		r = zr
+	}
+	data, _ := io.ReadAll(io.LimitReader(r, seedLimit))
+	return data
+}
