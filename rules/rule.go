@@ -34,6 +34,19 @@ type Rule struct {
 	Doc        string   `json:"doc"`      // Markdown: why it matters, how to fix, the code change
 	References []string `json:"references"`
 	Source     string   `json:"source"` // file:line the rule was loaded from
+
+	// Kind is the evaluator: "rego" or "expr".
+	Kind string `json:"kind"`
+	// Examples names the Facts.Examples key whose events (up to
+	// MaxExamples) are copied into each finding; empty for none.
+	Examples string `json:"examples,omitempty"`
+	// SuppressedBy lists rule ids; when any of them produces a finding on
+	// the same facts, this rule's findings are dropped (a more specific
+	// rule already explains the symptom).
+	SuppressedBy []string `json:"suppressed_by,omitempty"`
+	// Params holds the rule's thresholds with their effective values
+	// (defaults from the rule file, overridden by Config.Params).
+	Params map[string]any `json:"params,omitempty"`
 }
 
 // Evidence is one named number behind a finding, with its unit

@@ -1,0 +1,611 @@
+package rules
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+
+	"github.com/stepdoctor/stepdoctor/engine/facts"
+	"github.com/stepdoctor/stepdoctor/rules/builtin"
+)
+
+// DefaultTimeout bounds the evaluation of one rule on one set of facts.
+const DefaultTimeout = 2 * time.Second
+
+// MaxExamples is the most example events copied from Facts.Examples into
+// one finding.
+const MaxExamples = 5
+
+// Confidence weights used by Rank: a finding measured directly in the trace
+// (confirmed) counts fully; an inferred one (likely) counts 0.6, so a likely
+// finding needs roughly 1.7x the impact of a confirmed one to rank above it.
+const (
+	WeightConfirmed = 1.0
+	WeightLikely    = 0.6
+)
+
+// Params overrides rule thresholds: rule id -> param name -> value. A Rego
+// rule reads its params as data.stepdoctor.params["<rule-id>"].<name>; an
+// expr rule as params.<name>. Only params a rule declares (with a default)
+// can be overridden, and only with a value of the same kind (number, bool,
+// string, list, object).
+type Params map[string]map[string]any
+
+// Config is the part of .stepdoctor.yaml that concerns rules.
+type Config struct {
+	Disable  []string            // rule ids not to evaluate
+	Severity map[string]Severity // rule id -> severity replacing the rule's and its findings'
+	Params   Params              // threshold overrides
+	Timeout  time.Duration       // per rule evaluation; 0 means DefaultTimeout
+}
+
+// evaluator produces raw findings for one rule.
+type evaluator interface {
+	evaluate(ctx context.Context, s *Set, e *entry, in *evalInput) ([]rawFinding, error)
+}
+
+// entry is a loaded rule with its evaluator.
+type entry struct {
+	rule       Rule
+	confidence Confidence // default confidence of its findings
+	eval       evaluator
+	sevPinned  bool // Config.Severity set the severity: findings cannot refine it
+}
+
+// rawFinding is what an evaluator yields before the Set adds rule fields.
+type rawFinding struct {
+	msg        string
+	impact     float64
+	confidence Confidence
+	severity   Severity
+	evidence   []Evidence
+	hasEvid    bool
+}
+
+// Set is a loaded, compiled rule pack. It is immutable and safe for
+// concurrent use; Rego queries are prepared once per Set.
+type Set struct {
+	loaded  []*entry // every rule as loaded (default severity and params), sorted by id
+	entries []*entry // enabled rules with Config applied, sorted by id
+	regoc   *regoCompiled
+	regoq   map[string]*preparedQuery // rule id -> prepared query
+	timeout time.Duration
+}
+
+var builtinSet = sync.OnceValues(func() (*Set, error) {
+	srcs, err := fsSources(builtin.FS, ".", "builtin")
+	if err != nil {
+		return nil, err
+	}
+	return loadSources(srcs)
+})
+
+// Builtin returns the embedded rule pack (rules/builtin).
+func Builtin() (*Set, error) { return builtinSet() }
+
+// Load returns the built-in pack plus the rules in each directory: every
+// *.rego (except *_test.rego) and *.yaml / *.yml file directly inside it
+// (subdirectories such as cases/ are not read). Rule ids must be unique
+// across all of them.
+func Load(dirs ...string) (*Set, error) {
+	if len(dirs) == 0 {
+		return Builtin()
+	}
+	srcs, err := fsSources(builtin.FS, ".", "builtin")
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range dirs {
+		more, err := fsSources(os.DirFS(d), ".", d)
+		if err != nil {
+			return nil, fmt.Errorf("read rules dir %s: %w", d, err)
+		}
+		srcs = append(srcs, more...)
+	}
+	return loadSources(srcs)
+}
+
+// source is one rule file's bytes and the name errors use for it.
+type source struct {
+	path string
+	data []byte
+}
+
+func fsSources(fsys fs.FS, dir, display string) ([]source, error) {
+	des, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []source
+	for _, de := range des {
+		name := de.Name()
+		if de.IsDir() || strings.HasPrefix(name, ".") || strings.HasSuffix(name, "_test.rego") {
+			continue
+		}
+		ext := path.Ext(name)
+		if ext != ".rego" && ext != ".yaml" && ext != ".yml" {
+			continue
+		}
+		b, err := fs.ReadFile(fsys, path.Join(dir, name))
+		if err != nil {
+			return nil, fmt.Errorf("read rule file %s: %w", name, err)
+		}
+		out = append(out, source{path: filepath.ToSlash(filepath.Join(display, name)), data: b})
+	}
+	return out, nil
+}
+
+func loadSources(srcs []source) (*Set, error) {
+	var (
+		errs    []error
+		entries []*entry
+		modules []*regoModule
+	)
+	for _, src := range srcs {
+		switch path.Ext(src.path) {
+		case ".rego":
+			m, e, err := parseRego(src)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			modules = append(modules, m)
+			if e != nil {
+				entries = append(entries, e)
+			}
+		default:
+			es, err := parseExprFile(src)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			entries = append(entries, es...)
+		}
+	}
+	byID := map[string]*entry{}
+	for _, e := range entries {
+		if prev, ok := byID[e.rule.ID]; ok {
+			errs = append(errs, fmt.Errorf("load rule %s (%s): duplicate id, first defined at %s", e.rule.ID, e.rule.Source, prev.rule.Source))
+			continue
+		}
+		byID[e.rule.ID] = e
+	}
+	for _, e := range entries {
+		for _, id := range e.rule.SuppressedBy {
+			if _, ok := byID[id]; !ok {
+				errs = append(errs, fmt.Errorf("load rule %s (%s): suppressed_by %q: no such rule", e.rule.ID, e.rule.Source, id))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	s := &Set{timeout: DefaultTimeout}
+	if len(modules) > 0 {
+		rc, err := compileRego(modules)
+		if err != nil {
+			return nil, err
+		}
+		s.regoc = rc
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].rule.ID < entries[j].rule.ID })
+	s.loaded = entries
+	return s.configure(Config{})
+}
+
+// With returns a copy of the set with cfg applied to the rules as loaded
+// (an earlier Config is replaced, not merged). Unknown rule ids, unknown
+// params and params of the wrong kind are errors. Rego queries are prepared
+// again for the new thresholds.
+func (s *Set) With(cfg Config) (*Set, error) { return s.configure(cfg) }
+
+func (s *Set) configure(cfg Config) (*Set, error) {
+	known := map[string]*entry{}
+	for _, e := range s.loaded {
+		known[e.rule.ID] = e
+	}
+	var errs []error
+	disabled := map[string]bool{}
+	for _, id := range cfg.Disable {
+		if known[id] == nil {
+			errs = append(errs, fmt.Errorf("disable rule %s: no such rule", id))
+		}
+		disabled[id] = true
+	}
+	for id, sev := range cfg.Severity {
+		if known[id] == nil {
+			errs = append(errs, fmt.Errorf("override severity of rule %s: no such rule", id))
+		} else if !validSeverity(sev) {
+			errs = append(errs, fmt.Errorf("override severity of rule %s: %q is not one of high, medium, low, info", id, sev))
+		}
+	}
+	for id, ps := range cfg.Params {
+		e := known[id]
+		if e == nil {
+			errs = append(errs, fmt.Errorf("override params of rule %s: no such rule", id))
+			continue
+		}
+		for name, v := range ps {
+			def, ok := e.rule.Params[name]
+			if !ok {
+				errs = append(errs, fmt.Errorf("override param %s of rule %s: the rule declares no such param (has: %s)", name, id, strings.Join(sortedKeys(e.rule.Params), ", ")))
+				continue
+			}
+			nv, err := normalizeParam(v)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("override param %s of rule %s: %w", name, id, err))
+				continue
+			}
+			if paramKind(nv) != paramKind(def) {
+				errs = append(errs, fmt.Errorf("override param %s of rule %s: want a %s, got a %s", name, id, paramKind(def), paramKind(nv)))
+			}
+		}
+	}
+	if cfg.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("configure rules: negative timeout %v", cfg.Timeout))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	out := &Set{loaded: s.loaded, regoc: s.regoc, timeout: cfg.Timeout}
+	if out.timeout == 0 {
+		out.timeout = DefaultTimeout
+	}
+	for _, e := range s.loaded {
+		if disabled[e.rule.ID] {
+			continue
+		}
+		ne := *e
+		ne.rule.Params = map[string]any{}
+		for k, v := range e.rule.Params {
+			ne.rule.Params[k] = v
+		}
+		for k, v := range cfg.Params[e.rule.ID] {
+			nv, _ := normalizeParam(v)
+			ne.rule.Params[k] = nv
+		}
+		if sev, ok := cfg.Severity[e.rule.ID]; ok {
+			ne.rule.Severity = sev
+			ne.sevPinned = true
+		}
+		out.entries = append(out.entries, &ne)
+	}
+	if out.regoc != nil {
+		if err := out.prepareRego(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Rules returns the enabled rules sorted by id, with effective severity and
+// params.
+func (s *Set) Rules() []Rule {
+	out := make([]Rule, len(s.entries))
+	for i, e := range s.entries {
+		out[i] = cloneRule(e.rule)
+	}
+	return out
+}
+
+// Rule returns the enabled rule with the given id.
+func (s *Set) Rule(id string) (Rule, bool) {
+	for _, e := range s.entries {
+		if e.rule.ID == id {
+			return cloneRule(e.rule), true
+		}
+	}
+	return Rule{}, false
+}
+
+func cloneRule(r Rule) Rule {
+	r.Requires = append([]string(nil), r.Requires...)
+	r.References = append([]string(nil), r.References...)
+	r.SuppressedBy = append([]string(nil), r.SuppressedBy...)
+	p := make(map[string]any, len(r.Params))
+	for k, v := range r.Params {
+		p[k] = v
+	}
+	r.Params = p
+	return r
+}
+
+// evalInput is the facts in the shapes the evaluators need, computed once
+// per Evaluate.
+type evalInput struct {
+	facts *facts.Facts
+	json  map[string]any // Facts as JSON (null facts are nil), Examples removed
+	rego  ast.Value      // json as a Rego value, built on first use
+	once  sync.Once
+	err   error
+}
+
+func newEvalInput(f *facts.Facts) (*evalInput, error) {
+	g := *f
+	g.Examples = nil
+	b, err := json.Marshal(&g)
+	if err != nil {
+		return nil, fmt.Errorf("encode facts: %w", err)
+	}
+	m := map[string]any{}
+	d := json.NewDecoder(strings.NewReader(string(b)))
+	d.UseNumber()
+	if err := d.Decode(&m); err != nil {
+		return nil, fmt.Errorf("decode facts: %w", err)
+	}
+	return &evalInput{facts: f, json: m}, nil
+}
+
+func (in *evalInput) regoValue() (ast.Value, error) {
+	in.once.Do(func() {
+		in.rego, in.err = ast.InterfaceToValue(in.json)
+		if in.err != nil {
+			in.err = fmt.Errorf("convert facts to rego: %w", in.err)
+		}
+	})
+	return in.rego, in.err
+}
+
+// Evaluate runs every enabled rule on f. A rule whose required facts are
+// null (or whose required capability flag has_* is false) is not evaluated
+// and is reported in the second result with a hint. Findings come back
+// ranked (see Rank); a finding of rule R is dropped when any rule in
+// R.SuppressedBy produced a finding on the same facts. Each rule runs under its own timeout
+// (Config.Timeout, default DefaultTimeout). A rule that fails (runtime error,
+// timeout, malformed finding) does not stop the others: its error is joined
+// into the returned error and the findings of the other rules are still
+// returned. A canceled ctx stops evaluation and returns ctx's error.
+func (s *Set) Evaluate(ctx context.Context, f *facts.Facts) ([]Finding, []NotEvaluated, error) {
+	if f == nil {
+		return nil, nil, errors.New("evaluate rules: nil facts")
+	}
+	in, err := newEvalInput(f)
+	if err != nil {
+		return nil, nil, fmt.Errorf("evaluate rules: %w", err)
+	}
+	var (
+		findings []Finding
+		notEval  []NotEvaluated
+		errs     []error
+	)
+	fired := map[string]bool{}
+	for _, e := range s.entries {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, fmt.Errorf("evaluate rules: %w", err)
+		}
+		r := &e.rule
+		if missing := missingFacts(r.Requires, in); len(missing) > 0 {
+			notEval = append(notEval, NotEvaluated{Rule: r.ID, Title: r.Title, Missing: missing, Hint: hintFor(missing, f)})
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, s.timeout)
+		raws, err := e.eval.evaluate(rctx, s, e, in)
+		timedOut := rctx.Err() != nil
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, nil, fmt.Errorf("evaluate rules: %w", ctx.Err())
+			}
+			if timedOut {
+				err = fmt.Errorf("timed out after %v: %w", s.timeout, err)
+			}
+			errs = append(errs, fmt.Errorf("evaluate rule %s (%s): %w", r.ID, r.Source, err))
+			continue
+		}
+		for _, raw := range raws {
+			if err := checkRaw(&raw); err != nil {
+				errs = append(errs, fmt.Errorf("evaluate rule %s (%s): %w", r.ID, r.Source, err))
+				continue
+			}
+			findings = append(findings, s.finding(e, raw, in))
+			fired[r.ID] = true
+		}
+	}
+	suppressed := map[string]bool{}
+	for _, e := range s.entries {
+		for _, id := range e.rule.SuppressedBy {
+			if fired[id] {
+				suppressed[e.rule.ID] = true
+			}
+		}
+	}
+	kept := findings[:0]
+	for _, fd := range findings {
+		if !suppressed[fd.Rule] {
+			kept = append(kept, fd)
+		}
+	}
+	findings = kept
+	Rank(findings)
+	return findings, notEval, errors.Join(errs...)
+}
+
+func checkRaw(raw *rawFinding) error {
+	if strings.TrimSpace(raw.msg) == "" {
+		return errors.New("finding has an empty message")
+	}
+	if math.IsNaN(raw.impact) || raw.impact < 0 || raw.impact > 1 {
+		return fmt.Errorf("finding impact %v is outside 0..1", raw.impact)
+	}
+	if raw.confidence != "" && raw.confidence != Confirmed && raw.confidence != Likely {
+		return fmt.Errorf("finding confidence %q is not confirmed or likely", raw.confidence)
+	}
+	if raw.severity != "" && !validSeverity(raw.severity) {
+		return fmt.Errorf("finding severity %q is not one of high, medium, low, info", raw.severity)
+	}
+	for _, ev := range raw.evidence {
+		if ev.Name == "" || math.IsNaN(ev.Value) || math.IsInf(ev.Value, 0) {
+			return fmt.Errorf("finding evidence %q has no name or a non-finite value", ev.Name)
+		}
+	}
+	return nil
+}
+
+func (s *Set) finding(e *entry, raw rawFinding, in *evalInput) Finding {
+	r := &e.rule
+	fd := Finding{
+		Rule:       r.ID,
+		Title:      r.Title,
+		Severity:   r.Severity,
+		Category:   r.Category,
+		Message:    raw.msg,
+		Impact:     raw.impact,
+		Confidence: e.confidence,
+		Evidence:   raw.evidence,
+		Doc:        r.Doc,
+		References: append([]string(nil), r.References...),
+	}
+	// A finding may refine the rule's severity, but a configured override
+	// (already in r.Severity) wins.
+	if raw.severity != "" && !e.sevPinned {
+		fd.Severity = raw.severity
+	}
+	if raw.confidence != "" {
+		fd.Confidence = raw.confidence
+	}
+	if fd.Confidence == "" {
+		fd.Confidence = Confirmed
+	}
+	if !raw.hasEvid {
+		fd.Evidence = autoEvidence(r.Requires, in)
+	}
+	if fd.Evidence == nil {
+		fd.Evidence = []Evidence{}
+	}
+	if r.Examples != "" {
+		ex := in.facts.Examples[r.Examples]
+		if len(ex) > MaxExamples {
+			ex = ex[:MaxExamples]
+		}
+		if len(ex) > 0 {
+			fd.Examples = append([]facts.EventRef(nil), ex...)
+		}
+	}
+	return fd
+}
+
+// autoEvidence lists the numeric required facts as evidence, with the unit
+// taken from the fact name's suffix.
+func autoEvidence(requires []string, in *evalInput) []Evidence {
+	var out []Evidence
+	for _, name := range requires {
+		v, ok := asFloat(in.json[name])
+		if !ok {
+			continue
+		}
+		out = append(out, Evidence{Name: name, Value: v, Unit: unitOf(name)})
+	}
+	return out
+}
+
+// unitOf derives the unit of a fact from its name: _us, _bytes, _ratio,
+// _count, _per_step, _per_ms; "" otherwise.
+func unitOf(name string) string {
+	for _, suf := range []string{"per_step", "per_ms", "ratio", "count", "bytes", "us"} {
+		if strings.HasSuffix(name, "_"+suf) {
+			return suf
+		}
+	}
+	if name == "steps_count" {
+		return "count"
+	}
+	return ""
+}
+
+func asFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	case float64:
+		return x, true
+	case float32:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case uint64:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+// missingFacts returns the required facts that are null in the facts JSON,
+// and required capability flags (has_*) that are false.
+func missingFacts(requires []string, in *evalInput) []string {
+	var out []string
+	for _, name := range requires {
+		v, present := in.json[name]
+		switch {
+		case !present || v == nil:
+			out = append(out, name)
+		case strings.HasPrefix(name, "has_") && v == false:
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// Score is the ranking key of a finding: impact x confidence weight
+// (WeightConfirmed, WeightLikely; any other confidence counts as likely).
+func Score(f Finding) float64 {
+	w := WeightLikely
+	if f.Confidence == Confirmed {
+		w = WeightConfirmed
+	}
+	return f.Impact * w
+}
+
+// severityRank orders severities high (0) to info (3); unknown last.
+func severityRank(s Severity) int {
+	for i, v := range Severities {
+		if s == v {
+			return i
+		}
+	}
+	return len(Severities)
+}
+
+// Rank sorts findings in place: Score descending (impact x confidence
+// weight: confirmed 1.0, likely 0.6), then severity (high first), then rule
+// id, then message. The order is deterministic for any input order.
+func Rank(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if sa, sb := Score(a), Score(b); sa != sb {
+			return sa > sb
+		}
+		if ra, rb := severityRank(a.Severity), severityRank(b.Severity); ra != rb {
+			return ra < rb
+		}
+		if a.Rule != b.Rule {
+			return a.Rule < b.Rule
+		}
+		if a.Message != b.Message {
+			return a.Message < b.Message
+		}
+		return a.Impact > b.Impact
+	})
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

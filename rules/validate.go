@@ -1,0 +1,219 @@
+package rules
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/stepdoctor/stepdoctor/engine/facts"
+)
+
+// Categories are the rule categories DESIGN.md allows.
+var Categories = []string{
+	"input-pipeline", "host-overhead", "memory-transfer", "kernel-efficiency",
+	"memory", "distributed", "profiling-setup", "script",
+}
+
+// Severities in descending order of urgency.
+var Severities = []Severity{SeverityHigh, SeverityMedium, SeverityLow, SeverityInfo}
+
+var idPattern = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
+
+// factInfo describes one top-level Facts field as rules see it.
+type factInfo struct {
+	name     string       // json (and expr) name
+	field    int          // index in facts.Facts
+	typ      reflect.Type // Go type
+	nullable bool         // pointer: JSON null when the trace cannot give it
+}
+
+var (
+	factsOnce  sync.Once
+	factsByTag map[string]factInfo
+	factNames  []string
+)
+
+// factCatalogue returns the Facts fields rules may name in requires,
+// keyed by json name. Fields tagged expr:"-" (Examples) are excluded.
+func factCatalogue() map[string]factInfo {
+	factsOnce.Do(func() {
+		factsByTag = map[string]factInfo{}
+		t := reflect.TypeOf(facts.Facts{})
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if f.Tag.Get("expr") == "-" {
+				continue
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			factsByTag[name] = factInfo{name: name, field: i, typ: f.Type, nullable: f.Type.Kind() == reflect.Pointer}
+			factNames = append(factNames, name)
+		}
+		sort.Strings(factNames)
+	})
+	return factsByTag
+}
+
+// FactNames lists the fact names (json tags of facts.Facts) a rule may list
+// in requires, sorted.
+func FactNames() []string {
+	factCatalogue()
+	return append([]string(nil), factNames...)
+}
+
+// validateRule checks the documented fields of a rule. The error names the
+// offending field; callers wrap it with the file and rule id.
+func validateRule(r *Rule) error {
+	var errs []error
+	if r.ID == "" {
+		errs = append(errs, errors.New("missing field id"))
+	} else if !idPattern.MatchString(r.ID) {
+		errs = append(errs, fmt.Errorf("id %q is not kebab-case", r.ID))
+	}
+	if strings.TrimSpace(r.Title) == "" {
+		errs = append(errs, errors.New("missing field title"))
+	}
+	switch {
+	case r.Severity == "":
+		errs = append(errs, errors.New("missing field severity"))
+	case !validSeverity(r.Severity):
+		errs = append(errs, fmt.Errorf("severity %q is not one of high, medium, low, info", r.Severity))
+	}
+	switch {
+	case r.Category == "":
+		errs = append(errs, errors.New("missing field category"))
+	case !validCategory(r.Category):
+		errs = append(errs, fmt.Errorf("category %q is not one of %s", r.Category, strings.Join(Categories, ", ")))
+	}
+	if len(r.Requires) == 0 {
+		errs = append(errs, errors.New("missing field requires (list the facts the rule reads)"))
+	}
+	cat := factCatalogue()
+	seen := map[string]bool{}
+	for _, name := range r.Requires {
+		if _, ok := cat[name]; !ok {
+			errs = append(errs, fmt.Errorf("requires %q: no such fact (see FactNames)", name))
+		}
+		if seen[name] {
+			errs = append(errs, fmt.Errorf("requires %q twice", name))
+		}
+		seen[name] = true
+	}
+	if strings.TrimSpace(r.Doc) == "" {
+		errs = append(errs, errors.New("missing field doc"))
+	}
+	if len(r.References) == 0 {
+		errs = append(errs, errors.New("missing field references"))
+	}
+	for _, ref := range r.References {
+		u, err := url.Parse(ref)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("reference %q is not an http(s) URL", ref))
+		}
+	}
+	if r.Examples != "" && !idPattern.MatchString(strings.ReplaceAll(r.Examples, "_", "-")) {
+		errs = append(errs, fmt.Errorf("examples key %q is not snake_case", r.Examples))
+	}
+	for _, id := range r.SuppressedBy {
+		if id == r.ID {
+			errs = append(errs, errors.New("suppressed_by names the rule itself"))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func validSeverity(s Severity) bool {
+	for _, v := range Severities {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+func validCategory(c string) bool {
+	for _, v := range Categories {
+		if c == v {
+			return true
+		}
+	}
+	return false
+}
+
+// normalizeParam converts YAML/JSON numbers to float64 so that params have
+// one numeric type, and checks the value is plain data.
+func normalizeParam(v any) (any, error) {
+	switch x := v.(type) {
+	case int:
+		return float64(x), nil
+	case int64:
+		return float64(x), nil
+	case uint64:
+		return float64(x), nil
+	case float32:
+		return float64(x), nil
+	case float64, bool, string:
+		return x, nil
+	case interface{ Float64() (float64, error) }: // json.Number
+		return x.Float64()
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			n, err := normalizeParam(e)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = n
+		}
+		return out, nil
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			n, err := normalizeParam(e)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = n
+		}
+		return out, nil
+	case nil:
+		return nil, errors.New("param value is null")
+	default:
+		return nil, fmt.Errorf("param value of type %T is not plain data", v)
+	}
+}
+
+func normalizeParams(p map[string]any) (map[string]any, error) {
+	out := make(map[string]any, len(p))
+	for k, v := range p {
+		n, err := normalizeParam(v)
+		if err != nil {
+			return nil, fmt.Errorf("param %s: %w", k, err)
+		}
+		out[k] = n
+	}
+	return out, nil
+}
+
+func paramKind(v any) string {
+	switch v.(type) {
+	case float64:
+		return "number"
+	case bool:
+		return "bool"
+	case string:
+		return "string"
+	case []any:
+		return "list"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}
