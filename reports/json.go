@@ -95,7 +95,8 @@ type jsonDiagnostic struct {
 }
 
 // jsonFloat is a float64 that encodes NaN and ±Inf as null (JSON has no
-// such numbers) and everything else in Go's shortest round-trip form.
+// such numbers) and everything else as encoding/json does (shortest
+// round-trip digits, plain decimal notation unless tiny or huge).
 type jsonFloat float64
 
 func (f jsonFloat) MarshalJSON() ([]byte, error) {
@@ -103,7 +104,20 @@ func (f jsonFloat) MarshalJSON() ([]byte, error) {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return []byte("null"), nil
 	}
-	return strconv.AppendFloat(nil, x, 'g', -1, 64), nil
+	// Same form as encoding/json: plain decimals unless tiny or huge.
+	format := byte('f')
+	if a := math.Abs(x); a != 0 && (a < 1e-6 || a >= 1e21) {
+		format = 'e'
+	}
+	b := strconv.AppendFloat(nil, x, format, -1, 64)
+	if format == 'e' {
+		// e-09 -> e-9
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, nil
 }
 
 // JSON writes r as an indented, versioned JSON document:

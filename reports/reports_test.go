@@ -522,3 +522,13 @@ func TestFormatting(t *testing.T) {
 		}
 	}
 }
+
+func TestJSONFloatMatchesEncodingJSON(t *testing.T) {
+	for _, x := range []float64{0, 1, -2.5, 0.1, 1e-7, 1.5e-9, 1712345678901234.5, 1e21, 123456789e20, 0.2403} {
+		want, _ := json.Marshal(x)
+		got, _ := json.Marshal(jsonFloat(x))
+		if string(got) != string(want) {
+			t.Errorf("%v: got %s, want %s", x, got, want)
+		}
+	}
+}
