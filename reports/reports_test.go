@@ -532,3 +532,37 @@ func TestJSONFloatMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestHTMLSelfContained(t *testing.T) {
+	for _, fx := range fixtures {
+		out := string(render(t, HTML, fx.make()))
+		lower := strings.ToLower(out)
+		for _, bad := range []string{"<script", " src=", "<link", "@import", "url(", "@font-face", "<iframe", "<object"} {
+			if strings.Contains(lower, bad) {
+				t.Errorf("%s: HTML contains %q", fx.name, bad)
+			}
+		}
+		for _, need := range []string{`<meta name="viewport"`, "@media print", "max-width:", "Content-Security-Policy"} {
+			if !strings.Contains(out, need) {
+				t.Errorf("%s: HTML lacks %q", fx.name, need)
+			}
+		}
+		// Every chart has a text alternative.
+		if n, m := strings.Count(out, "<svg "), strings.Count(out, `role="img" aria-labelledby=`); n != m {
+			t.Errorf("%s: %d charts, %d with text alternatives", fx.name, n, m)
+		}
+		if strings.Count(out, "<svg ") != strings.Count(out, "<desc id=") {
+			t.Errorf("%s: chart without <desc>", fx.name)
+		}
+	}
+	gpu := string(render(t, HTML, gpuTraining()))
+	if strings.Count(gpu, "<svg ") != 2 {
+		t.Error("GPU trace should have the busy/idle and step-time charts")
+	}
+	if cpu := string(render(t, HTML, cpuOnly())); strings.Contains(cpu, "<svg ") {
+		t.Error("CPU-only trace without steps should have no charts")
+	}
+	if rep := string(render(t, HTML, repaired())); !strings.Contains(rep, `class="banner" role="alert">This trace was repaired; figures may be partial.`) {
+		t.Error("repaired banner missing")
+	}
+}
