@@ -1,0 +1,116 @@
+package trace_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stepdoctor/stepdoctor/engine/facts"
+	"github.com/stepdoctor/stepdoctor/engine/trace"
+	"github.com/stepdoctor/stepdoctor/engine/trace/tracetest"
+)
+
+// benchSource is the real trace repeated to build benchmark inputs.
+const benchSource = "kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.pt.trace.json.gz"
+
+// benchFile returns a trace of at least mb MiB built by tracetest.Repeat,
+// cached in the temp dir between runs.
+func benchFile(b *testing.B, mb int64) (string, int64) {
+	dir := filepath.Join("..", "..", "..", "shared", "traces")
+	src := filepath.Join(dir, benchSource)
+	if _, err := os.Stat(src); err != nil {
+		b.Skipf("skipping: %s not found (shared traces live in ../shared/traces)", src)
+	}
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("stepdoctor-bench-%dmb.json", mb))
+	if st, err := os.Stat(path); err == nil {
+		return path, st.Size()
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.Create(path + ".tmp")
+	if err != nil {
+		b.Fatal(err)
+	}
+	n, err := tracetest.Repeat(out, in, mb<<20)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
+		b.Fatal(err)
+	}
+	return path, n
+}
+
+func sizes() []int64 {
+	if os.Getenv("STEPDOCTOR_BENCH_2GB") != "" {
+		return []int64{20, 200, 2048}
+	}
+	return []int64{20, 200}
+}
+
+func benchRead(b *testing.B, withFacts bool) {
+	for _, mb := range sizes() {
+		b.Run(fmt.Sprintf("%dMB", mb), func(b *testing.B) {
+			path, size := benchFile(b, mb)
+			b.SetBytes(size)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				f, err := os.Open(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				t, err := trace.Parse(f, path)
+				f.Close()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if withFacts {
+					facts.Derive(t, facts.DefaultConfig())
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkParse measures the reader alone (MB/s of uncompressed JSON).
+func BenchmarkParse(b *testing.B) { benchRead(b, false) }
+
+// BenchmarkParseFacts measures reader plus facts.Derive.
+func BenchmarkParseFacts(b *testing.B) { benchRead(b, true) }
+
+// BenchmarkEncodingJSON decodes the same files with encoding/json into
+// generic events, the baseline the reader is compared against.
+func BenchmarkEncodingJSON(b *testing.B) {
+	for _, mb := range sizes() {
+		b.Run(fmt.Sprintf("%dMB", mb), func(b *testing.B) {
+			path, size := benchFile(b, mb)
+			b.SetBytes(size)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				f, err := os.Open(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var doc struct {
+					TraceEvents []map[string]any `json:"traceEvents"`
+				}
+				err = json.NewDecoder(f).Decode(&doc)
+				f.Close()
+				if err != nil && err != io.EOF {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
