@@ -44,7 +44,10 @@ var mdLevels = []mdLimits{
 // Long tables are trimmed with a note saying how many rows were left out;
 // if the report is still too long, docs, facts and evidence are dropped in
 // that order, again with a note. Rule docs are Markdown and are included as
-// written; every string from a trace is escaped.
+// written, except that raw HTML in them is turned into text and
+// javascript:/vbscript:/data:/file: links are defused. Every string from a
+// trace is escaped: HTML metacharacters as entities, Markdown punctuation
+// (including backticks and table pipes) with backslashes.
 func Markdown(w io.Writer, r *engine.Result) error {
 	if r == nil {
 		return fmt.Errorf("render markdown: %w", errNilResult)
