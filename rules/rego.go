@@ -244,7 +244,7 @@ func hasFindingRule(m *ast.Module) bool {
 func compileRego(mods []*regoModule) (*regoCompiled, error) {
 	caps := SandboxCapabilities()
 	schemas := ast.NewSchemaSet()
-	schemas.Put(ast.InputRootRef, factsSchema())
+	schemas.Put(ast.SchemaRootRef, factsSchema())
 	c := ast.NewCompiler().
 		WithCapabilities(caps).
 		WithSchemas(schemas).
@@ -257,7 +257,14 @@ func compileRego(mods []*regoModule) (*regoCompiled, error) {
 	if c.Failed() {
 		var errs []error
 		for _, e := range c.Errors {
-			msg := e.Error()
+			msg := e.Code + ": " + e.Message
+			if e.Details != nil {
+				for _, l := range e.Details.Lines() {
+					if strings.HasPrefix(strings.TrimSpace(l), "want") || strings.HasPrefix(strings.TrimSpace(l), "have") {
+						msg += "; " + strings.TrimSpace(l)
+					}
+				}
+			}
 			if strings.Contains(msg, "undefined function") {
 				for _, b := range sandboxRemoved {
 					if strings.Contains(msg, "undefined function "+b) {

@@ -560,13 +560,14 @@ func missingFacts(requires []string, in *evalInput) []string {
 }
 
 // Score is the ranking key of a finding: impact x confidence weight
-// (WeightConfirmed, WeightLikely; any other confidence counts as likely).
+// (WeightConfirmed, WeightLikely; any other confidence counts as likely),
+// rounded to 6 decimals so that floating-point noise cannot split a tie.
 func Score(f Finding) float64 {
 	w := WeightLikely
 	if f.Confidence == Confirmed {
 		w = WeightConfirmed
 	}
-	return f.Impact * w
+	return math.Round(f.Impact*w*1e6) / 1e6
 }
 
 // severityRank orders severities high (0) to info (3); unknown last.
