@@ -1,0 +1,193 @@
+// Command stepdoctor is a rule-based bottleneck advisor for PyTorch
+// profiler traces. main only wires flags to engine options and renderers.
+//
+// Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/stepdoctor/stepdoctor/engine"
+	"github.com/stepdoctor/stepdoctor/reports"
+	"github.com/stepdoctor/stepdoctor/rules"
+)
+
+// exitError carries an exit code through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := &cobra.Command{
+		Use:           "stepdoctor",
+		Short:         "Find why PyTorch training or inference is slow, from torch.profiler traces",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(analyzeCmd(stdin, stdout, stderr), rulesCmd(stdout))
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, "stepdoctor:", err)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return 2 // cobra usage errors: unknown flag, wrong arguments
+}
+
+type analyzeFlags struct {
+	out      string
+	format   string
+	failOn   string
+	ruleDirs []string
+}
+
+func analyzeCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	var fl analyzeFlags
+	c := &cobra.Command{
+		Use:   "analyze PATH...",
+		Short: "Analyze traces (files, tensorboard_trace_handler directories, - for stdin) and rank fixes",
+		Long: `analyze reads torch.profiler traces (Kineto Chrome-trace JSON, .json or .json.gz),
+derives facts (GPU idle ratio, launch density, memcpy, host syncs, DataLoader share, ...),
+evaluates the rules and prints ranked recommendations. With -o FILE it writes a report
+whose format follows the extension (.md, .html, .json); --format overrides it.
+
+Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return analyze(cmd.Context(), args, fl, stdin, stdout, stderr)
+		},
+	}
+	c.Flags().StringVarP(&fl.out, "output", "o", "", "write the report to `FILE` (format from the extension: .md, .html, .json)")
+	c.Flags().StringVar(&fl.format, "format", "", "report format: text, md, html or json (overrides the -o extension)")
+	c.Flags().StringVar(&fl.failOn, "fail-on", "", "exit 1 when a finding has this severity or higher: high, medium or low")
+	c.Flags().StringArrayVar(&fl.ruleDirs, "rules", nil, "load team rules (*.rego, *.yaml) from `DIR` as well (repeatable)")
+	return c
+}
+
+func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Reader, stdout, stderr io.Writer) error {
+	usage := func(err error) error { return &exitError{2, err} }
+	format := fl.format
+	if format == "" && fl.out != "" {
+		f, err := reports.FormatFor(fl.out)
+		if err != nil {
+			return usage(err)
+		}
+		format = f
+	}
+	if format == "" {
+		format = "text"
+	}
+	render, ok := renderers[format]
+	if !ok {
+		return usage(fmt.Errorf("parse --format: unknown format %q (want text, md, html or json)", format))
+	}
+	bar, err := severityRank(fl.failOn)
+	if err != nil {
+		return usage(err)
+	}
+	set, err := rules.Load(fl.ruleDirs...)
+	if err != nil {
+		return usage(err)
+	}
+	res, err := engine.Analyze(ctx, engine.Options{Paths: paths, Rules: set, Stdin: stdin})
+	if err != nil {
+		var ie *engine.InputError
+		if errors.As(err, &ie) {
+			return usage(err)
+		}
+		return &exitError{2, err}
+	}
+	color := fl.out == "" && isTerminal(stdout) && os.Getenv("NO_COLOR") == ""
+	write := func(w io.Writer) error { return render(w, res, color) }
+	if fl.out != "" {
+		if err := reports.WriteFile(fl.out, write); err != nil {
+			return &exitError{2, fmt.Errorf("write report: %w", err)}
+		}
+		fmt.Fprintf(stderr, "wrote %s\n", fl.out)
+	} else if err := write(stdout); err != nil {
+		return &exitError{2, fmt.Errorf("write report: %w", err)}
+	}
+	if bar > 0 {
+		for _, tr := range res.Traces {
+			for _, f := range tr.Findings {
+				if sev, _ := severityRank(string(f.Severity)); sev >= bar {
+					return &exitError{1, fmt.Errorf("%s: finding %s (%s) is at or above --fail-on %s", tr.Input.Path, f.Rule, f.Severity, fl.failOn)}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+var renderers = map[string]func(io.Writer, *engine.Result, bool) error{
+	"text": reports.Text,
+	"md":   func(w io.Writer, r *engine.Result, _ bool) error { return reports.Markdown(w, r) },
+	"html": func(w io.Writer, r *engine.Result, _ bool) error { return reports.HTML(w, r) },
+	"json": func(w io.Writer, r *engine.Result, _ bool) error { return reports.JSON(w, r) },
+}
+
+// severityRank orders severities; "" (no bar) is 0.
+func severityRank(s string) (int, error) {
+	switch s {
+	case "":
+		return 0, nil
+	case "info":
+		return 1, nil
+	case "low":
+		return 2, nil
+	case "medium":
+		return 3, nil
+	case "high":
+		return 4, nil
+	}
+	return 0, fmt.Errorf("parse --fail-on: unknown severity %q (want high, medium or low)", s)
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func rulesCmd(stdout io.Writer) *cobra.Command {
+	var dirs []string
+	c := &cobra.Command{Use: "rules", Short: "List and test rules"}
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the loaded rules (built-in and --rules DIR)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			set, err := rules.Load(dirs...)
+			if err != nil {
+				return &exitError{2, err}
+			}
+			for _, r := range set.Rules() {
+				fmt.Fprintf(stdout, "%-22s %-7s %-18s %s\n", r.ID, r.Severity, r.Category, r.Title)
+			}
+			return nil
+		},
+	}
+	list.Flags().StringArrayVar(&dirs, "rules", nil, "also load team rules from `DIR`")
+	c.AddCommand(list)
+	return c
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stepdoctor/stepdoctor/engine/facts/factstest"
+)
+
+var _ = flag.Bool("update", false, "rewrite golden files (none in this package)")
+
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// TestAnalyzeSharedTraces runs analyze on every shared trace: JSON facts
+// must match REFERENCE.json, Markdown and HTML reports must be written, and
+// a file that is not a Kineto trace must exit 2 with an error naming it.
+func TestAnalyzeSharedTraces(t *testing.T) {
+	dir := factstest.SharedTraces(t)
+	ref, names := factstest.Reference(t, dir)
+	out := t.TempDir()
+	for i, name := range names {
+		want := ref[name]
+		path := filepath.Join(dir, name)
+		t.Run(name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, "analyze", "--format", "json", path)
+			if factstest.Rejected(want) {
+				if code != 2 || !strings.Contains(stderr, "not a Kineto trace") || !strings.Contains(stderr, name) {
+					t.Fatalf("exit %d, stderr %q: want 2 and a not-a-Kineto-trace error naming the file", code, stderr)
+				}
+				return
+			}
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var doc struct {
+				Traces []struct {
+					Facts    map[string]any `json:"facts"`
+					Findings []struct {
+						Rule string `json:"rule"`
+					} `json:"findings"`
+				} `json:"traces"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &doc); err != nil || len(doc.Traces) != 1 {
+				t.Fatalf("decode JSON report: %v (%d traces)", err, len(doc.Traces))
+			}
+			factstest.Compare(t, want, doc.Traces[0].Facts)
+			for _, ext := range []string{".md", ".html"} {
+				dst := filepath.Join(out, filepath.Base(filepath.Dir(name))+"-"+string(rune('a'+i))+ext)
+				if code, _, stderr := runCLI(t, "analyze", "-o", dst, path); code != 0 {
+					t.Fatalf("analyze -o %s: exit %d: %s", dst, code, stderr)
+				}
+				b, err := os.ReadFile(dst)
+				if err != nil || len(b) == 0 {
+					t.Fatalf("report %s: %v (%d bytes)", dst, err, len(b))
+				}
+				if ext == ".html" && len(b) > 1<<20 {
+					t.Errorf("HTML report is %d bytes, over 1 MB", len(b))
+				}
+			}
+		})
+	}
+}
+
+// The findings MANIFEST.md leads one to expect.
+func TestExpectedFindings(t *testing.T) {
+	dir := factstest.SharedTraces(t)
+	for name, rules := range map[string][]string{
+		"kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.pt.trace.json.gz":    {"dataloader-bound", "pageable-memcpy"},
+		"hta/with_gpu_user_annotation/step_based_trace_2543932.json.gz":               {"launch-bound", "profile-too-short"},
+		"hta/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz": {"pageable-memcpy", "profile-too-short"},
+		"hta/negative_queue_length_values_check/rank0.json.gz":                        {"host-sync-in-step"},
+	} {
+		code, stdout, stderr := runCLI(t, "analyze", "--format", "json", filepath.Join(dir, name))
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, code, stderr)
+		}
+		for _, r := range rules {
+			if !strings.Contains(stdout, `"rule": "`+r+`"`) {
+				t.Errorf("%s: expected finding %s", name, r)
+			}
+		}
+	}
+	// num_workers=4 fixed the input pipeline: no dataloader-bound.
+	_, stdout, _ := runCLI(t, "analyze", "--format", "json", filepath.Join(dir, "kineto/tb_plugin/samples/resnet50_num_workers_4/worker0.pt.trace.json.gz"))
+	if strings.Contains(stdout, `"rule": "dataloader-bound"`) {
+		t.Errorf("num_workers=4 trace must not be dataloader-bound")
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	sample := filepath.Join("..", "..", "testdata", "traces", "dataloader_bound.pt.trace.json")
+	healthy := filepath.Join("..", "..", "testdata", "traces", "healthy.pt.trace.json")
+	cases := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"analyze", sample}, 0, ""},
+		{[]string{"analyze", "--fail-on", "high", sample}, 1, "dataloader-bound"},
+		{[]string{"analyze", "--fail-on", "low", healthy}, 0, ""},
+		{[]string{"analyze", "--fail-on", "urgent", sample}, 2, "--fail-on"},
+		{[]string{"analyze", "--format", "pdf", sample}, 2, "format"},
+		{[]string{"analyze", "-o", "report.txt", sample}, 2, "report.txt"},
+		{[]string{"analyze", "no/such/trace.json"}, 2, "no/such/trace.json"},
+		{[]string{"analyze"}, 2, ""},
+		{[]string{"frobnicate"}, 2, ""},
+	}
+	for _, c := range cases {
+		code, _, stderr := runCLI(t, c.args...)
+		if code != c.code || !strings.Contains(stderr, c.msg) {
+			t.Errorf("%v: exit %d stderr %q, want exit %d mentioning %q", c.args, code, stderr, c.code, c.msg)
+		}
+	}
+}
+
+func TestStdinAndDirectory(t *testing.T) {
+	sample := filepath.Join("..", "..", "testdata", "traces", "healthy.pt.trace.json")
+	data, err := os.ReadFile(sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"analyze", "--format", "md", "-"}, bytes.NewReader(data), &out, &errb); code != 0 {
+		t.Fatalf("stdin: exit %d: %s", code, errb.String())
+	}
+	code, stdout, stderr := runCLI(t, "analyze", "--format", "json", filepath.Join("..", "..", "testdata", "traces"))
+	if code != 0 || strings.Count(stdout, `"path": `) != 3 {
+		t.Fatalf("directory: exit %d: %s", code, stderr)
+	}
+}
