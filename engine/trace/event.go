@@ -383,9 +383,19 @@ func (p *parser) store(r *rawEvent) {
 	p.keep(ev)
 }
 
+// keep stores an event. Events go into fixed-size chunks (no regrowth
+// copies while reading); finish joins them into one exact-size slice.
 func (p *parser) keep(ev *Event) {
-	p.t.Events = append(p.t.Events, *ev)
+	if len(p.cur) == cap(p.cur) {
+		if p.cur != nil {
+			p.chunks = append(p.chunks, p.cur)
+		}
+		p.cur = make([]Event, 0, chunkEvents)
+	}
+	p.cur = append(p.cur, *ev)
 }
+
+const chunkEvents = 1 << 15
 
 func (p *parser) drop(reason, msg string, off int64) {
 	p.t.Health.Dropped++

@@ -366,13 +366,17 @@ func (l *lexer) skipWord() error {
 }
 
 // skipContainer skips an object or array, tracking nesting and strings.
+// It scans the window directly; scalars are not validated except for the
+// non-JSON tokens NaN/Infinity/inf (repaired) and trailing commas.
 func (l *lexer) skipContainer() error {
 	depth := 0
 	for {
-		c, err := l.peek()
-		if err != nil {
-			return err
+		if l.pos >= l.end {
+			if _, ok := l.fill(l.pos); !ok {
+				return errEOF
+			}
 		}
+		c := l.buf[l.pos]
 		switch c {
 		case '{', '[':
 			depth++
@@ -392,9 +396,26 @@ func (l *lexer) skipContainer() error {
 			if n, err := l.peek(); err == nil && (n == '}' || n == ']') {
 				l.repair("trailing_comma", "trailing comma removed", l.offset()-1)
 			}
-		case ':':
+		case ' ', '\n', '\r', '\t', ':':
 			l.pos++
+		case 't', 'f', 'n':
+			if err := l.skipWord(); err != nil {
+				return err
+			}
 		default:
+			if c == '-' || (c >= '0' && c <= '9') {
+				if c == '-' && l.pos+1 < l.end && (l.buf[l.pos+1] == 'I' || l.buf[l.pos+1] == 'i' || l.buf[l.pos+1] == 'N') {
+					l.pos++
+					if err := l.skipWord(); err != nil {
+						return err
+					}
+					continue
+				}
+				if _, err := l.number(); err != nil {
+					return err
+				}
+				continue
+			}
 			if err := l.skipScalar(c); err != nil {
 				return err
 			}

@@ -195,24 +195,31 @@ func (p *parser) finish() {
 			}
 		}
 	}
+	chunks := append(p.chunks, p.cur)
+	p.chunks, p.cur = nil, nil
 	var maxTS int64
-	for i := range t.Events {
-		if e := &t.Events[i]; e.TS > maxTS {
-			maxTS = e.TS
+	n := 0
+	for _, c := range chunks {
+		n += len(c)
+		for i := range c {
+			maxTS = max(maxTS, c[i].TS)
 		}
 	}
-	kept := t.Events[:0]
-	for i := range t.Events {
-		e := &t.Events[i]
-		switch {
-		case e.Ph == PhComplete && e.TS == 0 && maxTS > sentinelHorizonNS:
-			p.drop("ts_zero", "complete event with ts 0 in a trace with later events (a sentinel)", -1)
-			continue
-		case e.Dur > maxDurNS:
-			p.drop("absurd_dur", "event lasting more than 7 days", -1)
-			continue
+	kept := make([]Event, 0, n)
+	for k, c := range chunks {
+		for i := range c {
+			e := &c[i]
+			switch {
+			case e.Ph == PhComplete && e.TS == 0 && maxTS > sentinelHorizonNS:
+				p.drop("ts_zero", "complete event with ts 0 in a trace with later events (a sentinel)", -1)
+				continue
+			case e.Dur > maxDurNS:
+				p.drop("absurd_dur", "event lasting more than 7 days", -1)
+				continue
+			}
+			kept = append(kept, *e)
 		}
-		kept = append(kept, *e)
+		chunks[k] = nil // let the chunk go as soon as it is copied
 	}
 	t.Events = kept
 	t.Health.EventsKept = len(kept)

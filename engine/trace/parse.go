@@ -46,6 +46,8 @@ type parser struct {
 	open    map[[2]ID][]Event // B events awaiting their E, per (pid, tid)
 	nEvents int32
 	stop    bool // input ended early; keep what was read
+	chunks  [][]Event
+	cur     []Event
 }
 
 func newParser(r io.Reader, name string) *parser {
