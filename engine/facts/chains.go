@@ -1,7 +1,8 @@
 package facts
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"strings"
 
 	"github.com/stepdoctor/stepdoctor/engine/trace"
@@ -45,14 +46,11 @@ func (d *deriver) chains() {
 			}
 		}
 		for _, idx := range groups {
-			sort.Slice(idx, func(a, b int) bool {
-				if evs[idx[a]].TS != evs[idx[b]].TS {
-					return evs[idx[a]].TS < evs[idx[b]].TS
-				}
-				return evs[idx[a]].Index < evs[idx[b]].Index
+			slices.SortFunc(idx, func(a, b int) int {
+				return cmp.Or(cmp.Compare(evs[a].TS, evs[b].TS), cmp.Compare(evs[a].Index, evs[b].Index))
 			})
 			d.runs(idx, func(e *trace.Event) bool {
-				return e.Dur < d.cfg.ChainKernelNS && strings.Contains(d.t.Name(e), "elementwise")
+				return e.Dur < d.cfg.ChainKernelNS && d.is(e, kElementwise)
 			})
 		}
 	} else {
@@ -92,14 +90,10 @@ func (d *deriver) runs(idx []int, candidate func(*trace.Event) bool) {
 // Operator/no-category traces every name without "::" that is not an
 // autograd node (...Backward[N]) or detach/detach_.
 func (d *deriver) isAnnotation(e *trace.Event) bool {
-	name := d.t.Name(e)
-	if e.Cat == trace.CatUserAnnotation || strings.HasPrefix(name, "ProfilerStep#") {
+	if e.Cat == trace.CatUserAnnotation || d.is(e, kStep) {
 		return true
 	}
-	if e.Cat != trace.CatCPUOp && e.Cat != trace.CatNone {
-		return false
-	}
-	if strings.Contains(name, "::") || name == "detach" || name == "detach_" || isAutogradNode(name) {
+	if e.Cat != trace.CatCPUOp && e.Cat != trace.CatNone || !d.is(e, kPlainName) {
 		return false
 	}
 	return e.Cat == trace.CatNone || d.t.Str(e.CatName) == "Operator"
@@ -151,7 +145,7 @@ func (d *deriver) cpuChains() {
 			}
 		}
 		d.runs(top, func(e *trace.Event) bool {
-			return e.Dur < d.cfg.ChainKernelNS && pointwiseOps[d.t.Name(e)]
+			return e.Dur < d.cfg.ChainKernelNS && d.is(e, kPointwise)
 		})
 	}
 }

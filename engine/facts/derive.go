@@ -1,9 +1,10 @@
 package facts
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sort"
-	"strings"
 
 	"github.com/stepdoctor/stepdoctor/engine/trace"
 )
@@ -53,12 +54,14 @@ type deriver struct {
 	primary  int64
 	hasGPU   bool
 	chainNS  int64 // summed duration of chain members
+	kind     []nameKind
 }
 
 // Derive computes every fact of one trace. It never fails: a fact the trace
 // cannot give is left nil.
 func Derive(t *trace.Trace, cfg Config) *Facts {
 	d := &deriver{t: t, cfg: cfg, f: &Facts{SchemaVersion: SchemaVersion, Examples: map[string][]EventRef{}}}
+	d.kind = kinds(t)
 	d.capabilities()
 	d.indexLaunches()
 	d.primaryDevice()
@@ -159,7 +162,7 @@ func (d *deriver) steps() {
 	var steps []int
 	for i := range evs {
 		e := &evs[i]
-		if isCPU(e) && strings.HasPrefix(d.t.Name(e), "ProfilerStep#") {
+		if isCPU(e) && d.is(e, kStep) {
 			steps = append(steps, i)
 		}
 	}
@@ -167,12 +170,8 @@ func (d *deriver) steps() {
 		d.noStepWindow()
 		return
 	}
-	sort.Slice(steps, func(a, b int) bool {
-		ea, eb := &evs[steps[a]], &evs[steps[b]]
-		if ea.TS != eb.TS {
-			return ea.TS < eb.TS
-		}
-		return ea.Index < eb.Index
+	slices.SortFunc(steps, func(a, b int) int {
+		return cmp.Or(cmp.Compare(evs[a].TS, evs[b].TS), cmp.Compare(evs[a].Index, evs[b].Index))
 	})
 	starts := make([]int64, len(steps))
 	ends := make([]int64, len(steps))
@@ -191,7 +190,14 @@ func (d *deriver) steps() {
 			continue
 		}
 		lts := evs[li].TS
-		k := sort.Search(len(starts), func(k int) bool { return starts[k] > lts }) - 1
+		k, found := slices.BinarySearch(starts, lts)
+		if !found {
+			k--
+		} else {
+			for k+1 < len(starts) && starts[k+1] == lts {
+				k++
+			}
+		}
 		if k < 0 || lts >= own[k] {
 			continue
 		}
@@ -278,8 +284,16 @@ func percentile(sorted []float64, q float64) float64 {
 // inWindow reports whether ts lies in W's half-open intervals.
 func (d *deriver) inWindow(ts int64) bool {
 	w := d.window
-	k := sort.Search(len(w), func(k int) bool { return w[k].e > ts })
-	return k < len(w) && w[k].s <= ts
+	lo, hi := 0, len(w)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if w[m].e <= ts {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo < len(w) && w[lo].s <= ts
 }
 
 // union sorts and merges intervals in place.
@@ -287,7 +301,7 @@ func union(iv []interval) []interval {
 	if len(iv) == 0 {
 		return iv
 	}
-	sort.Slice(iv, func(a, b int) bool { return iv[a].s < iv[b].s })
+	slices.SortFunc(iv, func(a, b interval) int { return cmp.Compare(a.s, b.s) })
 	out := iv[:1]
 	for _, x := range iv[1:] {
 		last := &out[len(out)-1]
@@ -366,12 +380,8 @@ func (d *deriver) examples(key string, idx []int) {
 	}
 	evs := d.t.Events
 	idx = append([]int(nil), idx...)
-	sort.Slice(idx, func(a, b int) bool {
-		ea, eb := &evs[idx[a]], &evs[idx[b]]
-		if ea.Dur != eb.Dur {
-			return ea.Dur > eb.Dur
-		}
-		return ea.TS < eb.TS
+	slices.SortFunc(idx, func(a, b int) int {
+		return cmp.Or(cmp.Compare(evs[b].Dur, evs[a].Dur), cmp.Compare(evs[a].TS, evs[b].TS))
 	})
 	if len(idx) > d.cfg.Examples {
 		idx = idx[:d.cfg.Examples]

@@ -1,8 +1,9 @@
 package facts
 
 import (
+	"cmp"
+	"slices"
 	"sort"
-	"strings"
 
 	"github.com/stepdoctor/stepdoctor/engine/trace"
 )
@@ -39,7 +40,7 @@ func (d *deriver) gpu() {
 				shortIdx = append(shortIdx, i)
 			}
 			if e.Has&trace.HasCorrelation != 0 {
-				if li, ok := d.launch[e.Correlation]; ok && launchNames[d.t.Name(&evs[li])] {
+				if li, ok := d.launch[e.Correlation]; ok && d.is(&evs[li], kLaunch) {
 					withLaunch++
 					if evs[li].Dur >= e.Dur {
 						launchBound++
@@ -48,16 +49,15 @@ func (d *deriver) gpu() {
 			}
 		case trace.CatMemcpy:
 			mc++
-			name := d.t.Name(e)
 			switch {
-			case strings.Contains(name, "HtoD"):
+			case d.is(e, kHtoD):
 				htod++
-			case strings.Contains(name, "DtoH"):
+			case d.is(e, kDtoH):
 				dtoh++
-			case strings.Contains(name, "DtoD"):
+			case d.is(e, kDtoD):
 				dtod++
 			}
-			if strings.Contains(name, "Pageable") {
+			if d.is(e, kPageable) {
 				pageable++
 				pageableIdx = append(pageableIdx, i)
 			}
@@ -139,14 +139,13 @@ func (d *deriver) host() {
 		if !isCPU(e) {
 			continue
 		}
-		name := d.t.Name(e)
-		if syncNames[name] {
+		if d.is(e, kSync) {
 			k := thread{e.PID, e.TID}
 			syncs[k] = append(syncs[k], i)
 		}
-		if strings.HasPrefix(name, "enumerate(DataLoader)#") && strings.HasSuffix(name, "__next__") {
+		if d.is(e, kDataLoader) {
 			sawDL = true
-			if strings.Contains(name, "_SingleProcessDataLoaderIter") {
+			if d.is(e, kDLSingle) {
 				single = true
 			}
 			dl = append(dl, interval{e.TS, e.End()})
@@ -198,14 +197,8 @@ func (d *deriver) host() {
 // sortByStart orders event indexes by start, longer first on ties, then
 // file order, so parents precede their children.
 func sortByStart(evs []trace.Event, idx []int) {
-	sort.Slice(idx, func(a, b int) bool {
-		ea, eb := &evs[idx[a]], &evs[idx[b]]
-		if ea.TS != eb.TS {
-			return ea.TS < eb.TS
-		}
-		if ea.Dur != eb.Dur {
-			return ea.Dur > eb.Dur
-		}
-		return ea.Index < eb.Index
+	slices.SortFunc(idx, func(a, b int) int {
+		ea, eb := &evs[a], &evs[b]
+		return cmp.Or(cmp.Compare(ea.TS, eb.TS), cmp.Compare(eb.Dur, ea.Dur), cmp.Compare(ea.Index, eb.Index))
 	})
 }

@@ -188,3 +188,6 @@ func (t *Trace) IDString(id ID) string {
 	}
 	return itoa(int64(id))
 }
+
+// NumStrs returns the size of the string table; Str values are below it.
+func (t *Trace) NumStrs() int { return len(t.strs) }
