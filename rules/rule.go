@@ -1,5 +1,3 @@
-// Package rules loads and evaluates the declarative rules that turn facts
-// into findings: OPA Rego (rego.v1) modules and one-line expr rules in YAML.
 package rules
 
 import "github.com/stepdoctor/stepdoctor/engine/facts"
@@ -30,7 +28,7 @@ type Rule struct {
 	Title      string   `json:"title"`
 	Severity   Severity `json:"severity"`
 	Category   string   `json:"category"` // input-pipeline, host-overhead, memory-transfer, kernel-efficiency, memory, distributed, profiling-setup, script
-	Requires   []string `json:"requires"` // fact names (json tags) that must be non-null
+	Requires   []string `json:"requires"` // fact names (json tags) that must be non-null; has_* flags must be true
 	Doc        string   `json:"doc"`      // Markdown: why it matters, how to fix, the code change
 	References []string `json:"references"`
 	Source     string   `json:"source"` // file:line the rule was loaded from

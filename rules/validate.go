@@ -107,7 +107,7 @@ func validateRule(r *Rule) error {
 		seen[name] = true
 	}
 	if strings.TrimSpace(r.Doc) == "" {
-		errs = append(errs, errors.New("missing field doc"))
+		errs = append(errs, errors.New("missing field doc (in Rego: the METADATA description)"))
 	}
 	if len(r.References) == 0 {
 		errs = append(errs, errors.New("missing field references"))
