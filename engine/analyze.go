@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/stepdoctor/stepdoctor/engine/facts"
 	"github.com/stepdoctor/stepdoctor/engine/trace"
 	"github.com/stepdoctor/stepdoctor/rules"
@@ -32,6 +34,14 @@ type Options struct {
 	Facts facts.Config
 	// Stdin is read for the path "-" (os.Stdin when nil).
 	Stdin io.Reader
+	// Progress, when set, is called from reading goroutines with the bytes
+	// read so far over all inputs and their total size on disk (compressed
+	// bytes for .gz; stdin is not counted).
+	Progress func(read, total int64)
+	// MemoryBudget bounds the estimated memory of traces read at once, in
+	// bytes; 0 means half the machine's available memory. Files are read in
+	// parallel, one per core, while their estimates fit the budget.
+	MemoryBudget int64
 }
 
 // InputError marks a problem with the user's input (missing file, not a
@@ -64,15 +74,26 @@ func Analyze(ctx context.Context, opts Options) (*Result, error) {
 	}
 	res := &Result{SchemaVersion: ResultSchemaVersion, Traces: make([]*TraceResult, len(files))}
 	errs := make([]error, len(files))
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	prog := newProgress(files, opts.Progress)
+	budget := opts.MemoryBudget
+	if budget <= 0 {
+		budget = defaultBudget()
+	}
+	mem := semaphore.NewWeighted(budget)
+	cores := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	for i, path := range files {
+		w := min(estimateMemory(path), budget)
+		if err := mem.Acquire(ctx, w); err != nil {
+			errs[i] = err
+			break
+		}
+		cores <- struct{}{}
 		wg.Add(1)
-		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
-			defer func() { <-sem }()
-			res.Traces[i], errs[i] = analyzeOne(ctx, path, stdin, cfg, set)
+			defer func() { <-cores; mem.Release(w) }()
+			res.Traces[i], errs[i] = analyzeOne(ctx, path, stdin, cfg, set, prog)
 		}()
 	}
 	wg.Wait()
@@ -82,8 +103,8 @@ func Analyze(ctx context.Context, opts Options) (*Result, error) {
 	return res, nil
 }
 
-func analyzeOne(ctx context.Context, path string, stdin io.Reader, cfg facts.Config, set *rules.Set) (*TraceResult, error) {
-	t, err := ReadTrace(path, stdin)
+func analyzeOne(ctx context.Context, path string, stdin io.Reader, cfg facts.Config, set *rules.Set, prog *progress) (*TraceResult, error) {
+	t, err := readTrace(path, stdin, prog)
 	if err != nil {
 		return nil, &InputError{err}
 	}
@@ -103,6 +124,10 @@ func analyzeOne(ctx context.Context, path string, stdin io.Reader, cfg facts.Con
 
 // ReadTrace opens and parses one trace file ("-" reads stdin).
 func ReadTrace(path string, stdin io.Reader) (*trace.Trace, error) {
+	return readTrace(path, stdin, nil)
+}
+
+func readTrace(path string, stdin io.Reader, prog *progress) (*trace.Trace, error) {
 	if path == "-" {
 		return trace.Parse(stdin, "<stdin>")
 	}
@@ -111,7 +136,11 @@ func ReadTrace(path string, stdin io.Reader) (*trace.Trace, error) {
 		return nil, fmt.Errorf("open trace: %w", err)
 	}
 	defer f.Close()
-	return trace.Parse(f, path)
+	var r io.Reader = f
+	if prog != nil {
+		r = &countingReader{r: f, p: prog}
+	}
+	return trace.Parse(r, path)
 }
 
 // ExpandPaths turns the command-line paths into trace files: files as

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -102,7 +104,7 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 	if !ok {
 		return usage(fmt.Errorf("parse --format: unknown format %q (want text, md, html or json)", format))
 	}
-	bar, err := severityRank(fl.failOn)
+	failBar, err := severityRank(fl.failOn)
 	if err != nil {
 		return usage(err)
 	}
@@ -110,7 +112,14 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 	if err != nil {
 		return usage(err)
 	}
-	res, err := engine.Analyze(ctx, engine.Options{Paths: paths, Rules: set, Stdin: stdin})
+	opts := engine.Options{Paths: paths, Rules: set, Stdin: stdin}
+	var bar *progressBar
+	if isTerminal(stderr) {
+		bar = &progressBar{w: stderr, start: time.Now()}
+		opts.Progress = bar.update
+	}
+	res, err := engine.Analyze(ctx, opts)
+	bar.done()
 	if err != nil {
 		var ie *engine.InputError
 		if errors.As(err, &ie) {
@@ -128,10 +137,10 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 	} else if err := write(stdout); err != nil {
 		return &exitError{2, fmt.Errorf("write report: %w", err)}
 	}
-	if bar > 0 {
+	if failBar > 0 {
 		for _, tr := range res.Traces {
 			for _, f := range tr.Findings {
-				if sev, _ := severityRank(string(f.Severity)); sev >= bar {
+				if sev, _ := severityRank(string(f.Severity)); sev >= failBar {
 					return &exitError{1, fmt.Errorf("%s: finding %s (%s) is at or above --fail-on %s", tr.Input.Path, f.Rule, f.Severity, fl.failOn)}
 				}
 			}
@@ -190,4 +199,34 @@ func rulesCmd(stdout io.Writer) *cobra.Command {
 	list.Flags().StringArrayVar(&dirs, "rules", nil, "also load team rules from `DIR`")
 	c.AddCommand(list)
 	return c
+}
+
+// progressBar draws "reading traces: 45% (120/260 MB)" on a terminal's
+// stderr once a read has taken more than a second.
+type progressBar struct {
+	w     io.Writer
+	start time.Time
+	mu    sync.Mutex
+	shown bool
+}
+
+func (p *progressBar) update(read, total int64) {
+	if time.Since(p.start) < time.Second || total <= 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.shown = true
+	fmt.Fprintf(p.w, "\rreading traces: %3.0f%% (%d/%d MB)", 100*float64(min(read, total))/float64(total), read>>20, total>>20)
+}
+
+func (p *progressBar) done() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
 }
