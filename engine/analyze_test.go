@@ -1,0 +1,85 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stepdoctor/stepdoctor/engine/trace/tracetest"
+)
+
+var _ = flag.Bool("update", false, "rewrite golden files (none in this package)")
+
+func TestExpandPaths(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"b.pt.trace.json.gz", "a.pt.trace.json", "notes.txt"} {
+		os.WriteFile(filepath.Join(dir, n), []byte("{}"), 0o644)
+	}
+	os.Mkdir(filepath.Join(dir, "sub.json"), 0o755)
+	got, err := ExpandPaths([]string{dir, "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(dir, "a.pt.trace.json"), filepath.Join(dir, "b.pt.trace.json.gz"), "-"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	empty := t.TempDir()
+	if _, err := ExpandPaths([]string{empty}); err == nil || !strings.Contains(err.Error(), empty) {
+		t.Errorf("empty directory: err = %v", err)
+	}
+	if _, err := ExpandPaths(nil); err == nil {
+		t.Error("no paths: want an error")
+	}
+}
+
+// Analyze keeps input order when files are read in parallel under a
+// budget that only fits one at a time, and reports progress.
+func TestAnalyzeOrderBudgetProgress(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for _, name := range []string{"healthy", "launch_bound", "dataloader_bound"} {
+		p := filepath.Join(dir, name+".json")
+		if err := os.WriteFile(p, tracetest.Scenarios[name]().JSON(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	var calls atomic.Int64
+	res, err := Analyze(context.Background(), Options{Paths: paths, MemoryBudget: 1, Progress: func(read, total int64) {
+		calls.Add(1)
+		if read > total {
+			t.Errorf("progress %d > total %d", read, total)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tr := range res.Traces {
+		if tr.Input.Path != paths[i] {
+			t.Errorf("trace %d is %s, want %s", i, tr.Input.Path, paths[i])
+		}
+	}
+	if calls.Load() == 0 {
+		t.Error("no progress reported")
+	}
+	if len(res.Traces[2].Findings) == 0 || res.Traces[2].Findings[0].Rule != "dataloader-bound" {
+		t.Errorf("dataloader_bound sample: findings %+v", res.Traces[2].Findings)
+	}
+}
+
+func TestAnalyzeInputErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "et.json")
+	os.WriteFile(bad, []byte(`{"schema":"1.0.1","nodes":[]}`), 0o644)
+	_, err := Analyze(context.Background(), Options{Paths: []string{bad}})
+	var ie *InputError
+	if err == nil || !strings.Contains(err.Error(), bad) || !errors.As(err, &ie) {
+		t.Fatalf("err = %v, want an InputError naming %s", err, bad)
+	}
+}
