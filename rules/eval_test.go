@@ -392,3 +392,26 @@ func TestBuiltinDocs(t *testing.T) {
 		}
 	}
 }
+
+func TestHintsOnePerCause(t *testing.T) {
+	// A CPU-only trace with steps: every GPU fact is missing for one reason.
+	got := hintFor([]string{"memcpy_pageable_count", "memcpy_htod_count", "memcpy_count", "memcpy_time_ratio"}, &facts.Facts{HasSteps: true})
+	if got != HintCUDA {
+		t.Errorf("hint %q, want %q", got, HintCUDA)
+	}
+}
+
+func TestMessagesAreOneLine(t *testing.T) {
+	s := mustBuiltin(t)
+	for _, f := range []*facts.Facts{gpuFacts(), {SchemaVersion: 1}, {SchemaVersion: 1, HasSteps: true, StepsCount: 1}} {
+		fs, _, err := s.Evaluate(context.Background(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fd := range fs {
+			if strings.Contains(fd.Message, "\n") {
+				t.Errorf("rule %s: message has a newline: %q", fd.Rule, fd.Message)
+			}
+		}
+	}
+}

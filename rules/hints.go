@@ -59,7 +59,7 @@ func hintFor(missing []string, f *facts.Facts) string {
 		hints = append(hints, h)
 	}
 	for _, name := range missing {
-		n := len(hints)
+		explained := true
 		switch name {
 		case "has_gpu":
 			add(HintCUDA)
@@ -73,16 +73,20 @@ func hintFor(missing []string, f *facts.Facts) string {
 			add(HintMemory)
 		case "rank", "world_size":
 			add(HintDist)
+		default:
+			explained = false
 		}
 		for _, need := range factNeeds[name] {
 			if need == "gpu" && !f.HasGPU {
 				add(HintCUDA)
+				explained = true
 			}
 			if need == "steps" && !f.HasSteps {
 				add(HintSteps)
+				explained = true
 			}
 		}
-		if len(hints) > n || strings.HasPrefix(name, "has_") {
+		if explained || strings.HasPrefix(name, "has_") {
 			continue
 		}
 		// The capability is there but the fact is still null.
