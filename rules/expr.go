@@ -240,6 +240,9 @@ func compileExprRule(r *Rule, y *exprRuleYAML) (*exprEval, error) {
 	if ev.impact, err = compile("impact", y.Impact); err != nil {
 		return nil, err
 	}
+	if err := wantNumber(ev.impact); err != nil {
+		return nil, fmt.Errorf("impact %q: %w", y.Impact, err)
+	}
 	parts, err := splitTemplate(y.Message)
 	if err != nil {
 		return nil, fmt.Errorf("message: %w", err)
@@ -262,6 +265,9 @@ func compileExprRule(r *Rule, y *exprRuleYAML) (*exprEval, error) {
 		prog, err := compile("evidence "+e.Name, e.Value)
 		if err != nil {
 			return nil, err
+		}
+		if err := wantNumber(prog); err != nil {
+			return nil, fmt.Errorf("evidence %s %q: %w", e.Name, e.Value, err)
 		}
 		ev.evidence = append(ev.evidence, exprEvidence{name: e.Name, unit: e.Unit, value: prog})
 	}
@@ -333,6 +339,25 @@ func checkNullable(src string, requires []string) error {
 		errs = append(errs, fmt.Errorf("nullable fact %s is used but not listed in requires (list it, or guard it: `%s ?? default`)", id.Value, id.Value))
 	}
 	return errors.Join(errs...)
+}
+
+// wantNumber rejects a program whose static result type is known and is
+// not a number (or a pointer to one).
+func wantNumber(p *vm.Program) error {
+	t := p.Node().Type()
+	if t == nil {
+		return nil
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Interface, reflect.Float32, reflect.Float64,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return nil
+	}
+	return fmt.Errorf("evaluates to %s, want a number", t)
 }
 
 type visitor func(n *exprast.Node)

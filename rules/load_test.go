@@ -115,6 +115,21 @@ func TestLoadErrors(t *testing.T) {
 			want:  []string{"nullable fact memcpy_time_ratio is used but not listed in requires"},
 		},
 		{
+			name:  "expr impact not a number",
+			files: map[string]string{"a.yaml": strings.Replace(goodExpr, `impact: "0.01"`, `impact: "memcpy_per_step > 3"`, 1)},
+			want:  []string{"load rule team-many-memcpy", "evaluates to bool, want a number"},
+		},
+		{
+			name:  "expr when not a bool",
+			files: map[string]string{"a.yaml": strings.Replace(goodExpr, "when: memcpy_per_step > params.max_per_step", "when: memcpy_per_step", 1)},
+			want:  []string{"load rule team-many-memcpy", "compile when"},
+		},
+		{
+			name:  "expr unclosed placeholder",
+			files: map[string]string{"a.yaml": strings.Replace(goodExpr, "{{ memcpy_per_step }}", "{{ memcpy_per_step", 1)},
+			want:  []string{"load rule team-many-memcpy", `message: unclosed "{{"`},
+		},
+		{
 			name:  "expr unknown field",
 			files: map[string]string{"a.yaml": goodExpr + "serverity: high\n"},
 			want:  []string{"load rule team-many-memcpy", `unknown field "serverity"`},
