@@ -41,7 +41,7 @@ func gpuFacts() *facts.Facts {
 		GPUBusyRatio: f64(0.45), GPUIdleRatio: f64(0.55),
 		KernelCount: i64(5000), KernelsPerStep: f64(1000), KernelLaunchesPerMS: f64(10), ShortKernelRatio: f64(0.3),
 		MemcpyCount: i64(10), MemcpyPerStep: f64(2), MemcpyHtoDCount: i64(10), MemcpyDtoHCount: i64(0), MemcpyDtoDCount: i64(0),
-		MemcpyPageableCount: i64(10), MemcpyBytes: i64(1 << 20), MemcpyTimeRatio: f64(0.03),
+		MemcpyPageableCount: i64(10), MemcpyPageableHtoDCount: i64(10), MemcpyBytes: i64(1 << 20), MemcpyTimeRatio: f64(0.03),
 		SyncPerStep: f64(2), DataloaderTimeRatio: f64(0.244), DataloaderSingleProcess: boolp(true),
 		Examples: map[string][]facts.EventRef{
 			"sync":            ex("cudaStreamSynchronize", 7),
@@ -85,7 +85,7 @@ func TestEvaluateBuiltin(t *testing.T) {
 		t.Errorf("host-sync examples: %+v", hs.Examples)
 	}
 	pm := fs[1]
-	if len(pm.Evidence) != 4 || pm.Evidence[0].Name != "memcpy_pageable_count" || pm.Evidence[0].Unit != "count" {
+	if len(pm.Evidence) != 4 || pm.Evidence[0].Name != "memcpy_pageable_htod_count" || pm.Evidence[0].Unit != "count" {
 		t.Errorf("pageable-memcpy auto evidence: %+v", pm.Evidence)
 	}
 }

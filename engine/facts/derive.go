@@ -31,6 +31,12 @@ var launchNames = map[string]bool{
 	"hipModuleLaunchKernel": true,
 }
 
+// graphLaunchNames replay a captured CUDA/HIP Graph: one call, many kernels
+// sharing its correlation id.
+var graphLaunchNames = map[string]bool{
+	"cudaGraphLaunch": true, "cudaGraphLaunch_v10000": true, "cuGraphLaunch": true, "hipGraphLaunch": true,
+}
+
 // syncNames are host sync points (DESIGN.md "sync_per_step").
 var syncNames = map[string]bool{
 	"cudaDeviceSynchronize": true, "cudaStreamSynchronize": true, "cudaEventSynchronize": true,

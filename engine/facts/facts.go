@@ -63,6 +63,11 @@ type Facts struct {
 	KernelLaunchesPerMS    *float64 `json:"kernel_launches_per_ms" expr:"kernel_launches_per_ms"`
 	ShortKernelRatio       *float64 `json:"short_kernel_ratio" expr:"short_kernel_ratio"`
 	LaunchBoundKernelRatio *float64 `json:"launch_bound_kernel_ratio" expr:"launch_bound_kernel_ratio"`
+	// GraphLaunchedKernelRatio is the share of counted kernels with a
+	// launch link whose launch is a CUDA/HIP Graph replay (cudaGraphLaunch,
+	// hipGraphLaunch): such kernels already avoid per-kernel launch cost.
+	// Null when no counted kernel links to a runtime event.
+	GraphLaunchedKernelRatio *float64 `json:"graph_launched_kernel_ratio" expr:"graph_launched_kernel_ratio"`
 
 	// Memcpy of the primary device starting in W.
 	MemcpyCount         *int64   `json:"memcpy_count" expr:"memcpy_count"`
@@ -71,11 +76,17 @@ type Facts struct {
 	MemcpyDtoHCount     *int64   `json:"memcpy_dtoh_count" expr:"memcpy_dtoh_count"`
 	MemcpyDtoDCount     *int64   `json:"memcpy_dtod_count" expr:"memcpy_dtod_count"`
 	MemcpyPageableCount *int64   `json:"memcpy_pageable_count" expr:"memcpy_pageable_count"`
-	MemcpyBytes         *int64   `json:"memcpy_bytes" expr:"memcpy_bytes"`
-	MemcpyTimeRatio     *float64 `json:"memcpy_time_ratio" expr:"memcpy_time_ratio"`
+	// MemcpyPageableHtoDCount counts host-to-device copies from pageable
+	// memory, the ones pin_memory=True fixes.
+	MemcpyPageableHtoDCount *int64   `json:"memcpy_pageable_htod_count" expr:"memcpy_pageable_htod_count"`
+	MemcpyBytes             *int64   `json:"memcpy_bytes" expr:"memcpy_bytes"`
+	MemcpyTimeRatio         *float64 `json:"memcpy_time_ratio" expr:"memcpy_time_ratio"`
 
 	// Host.
-	SyncPerStep             *float64 `json:"sync_per_step" expr:"sync_per_step"`
+	SyncPerStep *float64 `json:"sync_per_step" expr:"sync_per_step"`
+	// SyncTimeRatio is host time inside outermost sync events (the union of
+	// their intervals clipped to W) / |W|: how long the host waits.
+	SyncTimeRatio           *float64 `json:"sync_time_ratio" expr:"sync_time_ratio"`
 	DataloaderTimeRatio     *float64 `json:"dataloader_time_ratio" expr:"dataloader_time_ratio"`
 	DataloaderSingleProcess *bool    `json:"dataloader_single_process" expr:"dataloader_single_process"`
 

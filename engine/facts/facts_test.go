@@ -199,3 +199,23 @@ func TestDeviceAndDistributed(t *testing.T) {
 		t.Errorf("device = %+v", f.Device)
 	}
 }
+
+func TestGraphReplayAndSyncTime(t *testing.T) {
+	b := tracetest.New()
+	b.Step(1, 0, 1000)
+	c := b.Runtime("cudaGraphLaunch", 10, 20)
+	for i := 0; i < 3; i++ {
+		b.GPU("kernel", "replayed", 40+float64(i)*10, 5, c, nil)
+	}
+	b.Launch(100, 5, "eager", 120, 5)
+	b.Op("aten::item", 200, 100)
+	b.Runtime("cudaStreamSynchronize", 210, 80)
+	b.Memcpy(400, "HtoD", true, 410, 10, 8)
+	b.Memcpy(500, "DtoH", true, 510, 10, 8)
+	f := derive(t, b)
+	wantF(t, "graph_launched_kernel_ratio", f.GraphLaunchedKernelRatio, 0.75)
+	wantF(t, "launch_bound_kernel_ratio", f.LaunchBoundKernelRatio, 1)
+	wantF(t, "sync_time_ratio", f.SyncTimeRatio, 0.1)
+	wantI(t, "memcpy_pageable_count", f.MemcpyPageableCount, 2)
+	wantI(t, "memcpy_pageable_htod_count", f.MemcpyPageableHtoDCount, 1)
+}

@@ -17,8 +17,8 @@ func (d *deriver) gpu() {
 	}
 	f, evs := d.f, d.t.Events
 	var busy, copies []interval
-	var kernels, short, withLaunch, launchBound int64
-	var mc, htod, dtoh, dtod, pageable, bytes int64
+	var kernels, short, withLaunch, launchBound, linked, graph int64
+	var mc, htod, dtoh, dtod, pageable, pageableHtoD, bytes int64
 	var pageableIdx, shortIdx []int
 	for i := range evs {
 		e := &evs[i]
@@ -40,10 +40,16 @@ func (d *deriver) gpu() {
 				shortIdx = append(shortIdx, i)
 			}
 			if e.Has&trace.HasCorrelation != 0 {
-				if li, ok := d.launch[e.Correlation]; ok && d.is(&evs[li], kLaunch) {
-					withLaunch++
-					if evs[li].Dur >= e.Dur {
-						launchBound++
+				if li, ok := d.launch[e.Correlation]; ok {
+					linked++
+					if d.is(&evs[li], kGraphLaunch) {
+						graph++
+					}
+					if d.is(&evs[li], kLaunch) {
+						withLaunch++
+						if evs[li].Dur >= e.Dur {
+							launchBound++
+						}
 					}
 				}
 			}
@@ -59,6 +65,9 @@ func (d *deriver) gpu() {
 			}
 			if d.is(e, kPageable) {
 				pageable++
+				if d.is(e, kHtoD) {
+					pageableHtoD++
+				}
 				pageableIdx = append(pageableIdx, i)
 			}
 			if e.Has&trace.HasBytes != 0 {
@@ -81,10 +90,14 @@ func (d *deriver) gpu() {
 	if withLaunch > 0 {
 		f.LaunchBoundKernelRatio = f64(float64(launchBound) / float64(withLaunch))
 	}
+	if linked > 0 {
+		f.GraphLaunchedKernelRatio = f64(float64(graph) / float64(linked))
+	}
 	f.MemcpyCount = i64(mc)
 	f.MemcpyPerStep = d.perStep(mc)
 	f.MemcpyHtoDCount, f.MemcpyDtoHCount, f.MemcpyDtoDCount = i64(htod), i64(dtoh), i64(dtod)
 	f.MemcpyPageableCount = i64(pageable)
+	f.MemcpyPageableHtoDCount = i64(pageableHtoD)
 	f.MemcpyBytes = i64(bytes)
 	f.MemcpyTimeRatio = d.ratio(d.clippedUnion(copies))
 	d.examples("pageable_memcpy", pageableIdx)
@@ -187,6 +200,11 @@ func (d *deriver) host() {
 		}
 	}
 	f.SyncPerStep = d.perStep(int64(len(outer)))
+	spans := make([]interval, len(outer))
+	for k, i := range outer {
+		spans[k] = interval{evs[i].TS, evs[i].End()}
+	}
+	f.SyncTimeRatio = d.ratio(d.clippedUnion(spans))
 	d.examples("sync", outer)
 	if f.HasSteps {
 		f.DataloaderTimeRatio = d.ratio(d.clippedUnion(dl))

@@ -23,6 +23,7 @@ const (
 	kDtoH                             // ... DtoH
 	kDtoD                             // ... DtoD
 	kPageable                         // ... Pageable
+	kGraphLaunch                      // a CUDA/HIP Graph replay call
 )
 
 func classify(name string) nameKind {
@@ -35,6 +36,9 @@ func classify(name string) nameKind {
 	}
 	if launchNames[name] {
 		k |= kLaunch
+	}
+	if graphLaunchNames[name] {
+		k |= kGraphLaunch
 	}
 	if strings.HasPrefix(name, "enumerate(DataLoader)#") && strings.HasSuffix(name, "__next__") {
 		k |= kDataLoader

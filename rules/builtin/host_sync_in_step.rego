@@ -35,10 +35,12 @@
 #   copy results to the host with `.to("cpu", non_blocking=True)` into
 #   pinned memory when you must.
 #
-#   **Impact estimate.** The trace gives the sync count, not the stall each
-#   one causes, so the estimate is 2% of step time per sync per step
-#   (`impact_per_sync`), capped at 25% and never above `gpu_idle_ratio`
-#   (a sync only costs time where the GPU would otherwise be busy). It is an
+#   **Impact estimate.** The trace gives the sync count and the host time
+#   blocked in syncs (`sync_time_ratio`), not the GPU stall each one causes
+#   (the host must refill the launch queue after every sync), so the estimate
+#   is 2% of step time per sync per step (`impact_per_sync`), capped at 25%,
+#   never above `gpu_idle_ratio` (a sync only costs time where the GPU would
+#   otherwise be busy) and never above `sync_time_ratio`. It is an
 #   inference, so confidence is "likely".
 # custom:
 #   id: host-sync-in-step
@@ -64,16 +66,21 @@ import data.stepdoctor.lib
 
 params := data.stepdoctor.params["host-sync-in-step"]
 
+# Host time blocked in syncs bounds what removing them can win.
+blocked := input.sync_time_ratio if input.sync_time_ratio != null
+else := 1
+
 finding contains f if {
 	n := input.sync_per_step
 	n >= params.min_per_step
-	impact := min([n * params.impact_per_sync, params.max_impact, input.gpu_idle_ratio])
+	impact := min([n * params.impact_per_sync, params.max_impact, input.gpu_idle_ratio, blocked])
 	f := {
 		"msg": sprintf("The host synchronizes with the GPU %s times per step (.item(), .cpu(), torch.cuda.synchronize() or synchronous copies); the GPU is idle %s of step time", [lib.fixed(n, 1), lib.pct(input.gpu_idle_ratio)]),
 		"impact": impact,
 		"evidence": [
 			{"name": "sync_per_step", "value": n, "unit": "per_step"},
 			{"name": "gpu_idle_ratio", "value": input.gpu_idle_ratio, "unit": "ratio"},
+			{"name": "sync_time_ratio", "value": blocked, "unit": "ratio"},
 		],
 	}
 }

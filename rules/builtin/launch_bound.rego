@@ -10,13 +10,14 @@
 #
 #   The rule fires when at least half the kernels are short
 #   (`short_kernel_ratio >= 0.5`; "short" is the facts' 10 us threshold),
-#   launches are dense (`kernel_launches_per_ms >= 20`, one kernel every 50 us
-#   or faster on average over the window, so the host is busy launching
-#   rather than waiting on something else) and the GPU is idle at least 20%
-#   of the window. When the trace links launches to kernels and at least
-#   half the kernels took no longer than their own launch call
-#   (`launch_bound_kernel_ratio >= 0.5`), the finding is confirmed; otherwise
-#   it is likely.
+#   the GPU is idle at least 20% of the window, and the host paces the GPU:
+#   either launches are dense (`kernel_launches_per_ms >= 20`, one kernel
+#   every 50 us or faster on average) or at least half the kernels took no
+#   longer than their own launch call (`launch_bound_kernel_ratio >= 0.5`,
+#   then the finding is confirmed; otherwise it is likely). It stays quiet
+#   when most kernels are replayed from a CUDA/HIP Graph
+#   (`graph_launched_kernel_ratio >= 0.5`): those already skip per-kernel
+#   launches, and the advice below would not apply.
 #
 #   **How to confirm.** In the trace viewer, zoom into a step: the GPU
 #   stream shows many thin kernels separated by gaps, while the CPU thread
@@ -59,6 +60,7 @@
 #     min_launches_per_ms: 20
 #     min_idle_ratio: 0.2
 #     confirm_launch_bound_ratio: 0.5
+#     max_graph_ratio: 0.5
 #   references:
 #     - https://pytorch.org/docs/stable/notes/cuda.html#cuda-graphs
 #     - https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html#use-cuda-graphs
@@ -82,13 +84,23 @@ launch_note := sprintf("; %s%% of kernels ran no longer than their launch call",
 	input.launch_bound_kernel_ratio != null
 } else := ""
 
+# Launches are the bottleneck when they are dense, or when most kernels
+# finish no later than the call that launched them.
+host_paced if input.kernel_launches_per_ms >= params.min_launches_per_ms
+
+host_paced if confirmed
+
+# Kernels replayed from a CUDA/HIP Graph already skip per-kernel launches.
+graph_replayed if input.graph_launched_kernel_ratio >= params.max_graph_ratio
+
 finding contains f if {
 	short := input.short_kernel_ratio
 	density := input.kernel_launches_per_ms
 	idle := input.gpu_idle_ratio
 	short >= params.min_short_kernel_ratio
-	density >= params.min_launches_per_ms
 	idle >= params.min_idle_ratio
+	host_paced
+	not graph_replayed
 	f := {
 		"msg": sprintf("%s of kernels run under 10 us at %s launches/ms while the GPU is idle %s of step time%s", [lib.pct(short), lib.fixed(density, 1), lib.pct(idle), launch_note]),
 		"impact": idle * short,
