@@ -2,6 +2,7 @@ package facts_test
 
 import (
 	"bytes"
+	"flag"
 	"math"
 	"testing"
 
@@ -9,6 +10,9 @@ import (
 	"github.com/stepdoctor/stepdoctor/engine/trace"
 	"github.com/stepdoctor/stepdoctor/engine/trace/tracetest"
 )
+
+// update is accepted so that `go test ./... -update` works in every package.
+var _ = flag.Bool("update", false, "rewrite golden files (none in this package)")
 
 func derive(t *testing.T, b *tracetest.Builder) *facts.Facts {
 	t.Helper()

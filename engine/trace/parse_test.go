@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"flag"
 	"strings"
 	"testing"
 )
+
+// update is accepted so that `go test ./... -update` works in every package.
+var _ = flag.Bool("update", false, "rewrite golden files (none in this package)")
 
 func parse(t *testing.T, src string) *Trace {
 	t.Helper()
