@@ -1,11 +1,15 @@
 package rules
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
+
+// update is accepted so that `go test ./... -update` works in every package.
+var _ = flag.Bool("update", false, "rewrite golden files (none in this package)")
 
 // writeRules writes files into a fresh directory and returns it.
 func writeRules(t *testing.T, files map[string]string) string {
