@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/stepdoctor/stepdoctor/engine"
+	"github.com/stepdoctor/stepdoctor/reports"
+	"github.com/stepdoctor/stepdoctor/rules"
+	"golang.org/x/term"
+)
+
+type analyzeFlags struct {
+	out      string
+	format   string
+	failOn   string
+	ruleDirs []string
+}
+
+func analyzeCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	var fl analyzeFlags
+	c := &cobra.Command{
+		Use:   "analyze PATH...",
+		Short: "Analyze traces (files, tensorboard_trace_handler directories, - for stdin) and rank fixes",
+		Long: `analyze reads torch.profiler traces (Kineto Chrome-trace JSON, .json or .json.gz),
+derives facts (GPU idle ratio, launch density, memcpy, host syncs, DataLoader share, ...),
+evaluates the rules and prints ranked recommendations. With -o FILE it writes a report
+whose format follows the extension (.md, .html, .json); --format overrides it.
+
+Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return analyze(cmd.Context(), args, fl, stdin, stdout, stderr)
+		},
+	}
+	c.Flags().StringVarP(&fl.out, "output", "o", "", "write the report to `FILE` (format from the extension: .md, .html, .json)")
+	c.Flags().StringVar(&fl.format, "format", "", "report format: text, md, html or json (overrides the -o extension)")
+	c.Flags().StringVar(&fl.failOn, "fail-on", "", "exit 1 when a finding has this severity or higher: high, medium or low")
+	c.Flags().StringArrayVar(&fl.ruleDirs, "rules", nil, "load team rules (*.rego, *.yaml) from `DIR` as well (repeatable)")
+	return c
+}
+
+func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Reader, stdout, stderr io.Writer) error {
+	usage := func(err error) error { return &exitError{2, err} }
+	format := fl.format
+	if format == "" && fl.out != "" {
+		f, err := reports.FormatFor(fl.out)
+		if err != nil {
+			return usage(err)
+		}
+		format = f
+	}
+	if format == "" {
+		format = "text"
+	}
+	render, ok := renderers[format]
+	if !ok {
+		return usage(fmt.Errorf("parse --format: unknown format %q (want text, md, html or json)", format))
+	}
+	failBar, err := severityRank(fl.failOn)
+	if err != nil {
+		return usage(err)
+	}
+	set, err := rules.Load(fl.ruleDirs...)
+	if err != nil {
+		return usage(err)
+	}
+	opts := engine.Options{Paths: paths, Rules: set, Stdin: stdin}
+	var bar *progressBar
+	if isTerminal(stderr) {
+		bar = &progressBar{w: stderr, start: time.Now()}
+		opts.Progress = bar.update
+	}
+	res, err := engine.Analyze(ctx, opts)
+	bar.done()
+	if err != nil {
+		var ie *engine.InputError
+		if errors.As(err, &ie) {
+			return usage(err)
+		}
+		return &exitError{2, err}
+	}
+	color := fl.out == "" && isTerminal(stdout) && os.Getenv("NO_COLOR") == ""
+	write := func(w io.Writer) error { return render(w, res, color) }
+	if fl.out != "" {
+		if err := reports.WriteFile(fl.out, write); err != nil {
+			return &exitError{2, fmt.Errorf("write report: %w", err)}
+		}
+		fmt.Fprintf(stderr, "wrote %s\n", fl.out)
+	} else if err := write(stdout); err != nil {
+		return &exitError{2, fmt.Errorf("write report: %w", err)}
+	}
+	if failBar > 0 {
+		for _, tr := range res.Traces {
+			for _, f := range tr.Findings {
+				if sev, _ := severityRank(string(f.Severity)); sev >= failBar {
+					return &exitError{1, fmt.Errorf("%s: finding %s (%s) is at or above --fail-on %s", tr.Input.Path, f.Rule, f.Severity, fl.failOn)}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+var renderers = map[string]func(io.Writer, *engine.Result, bool) error{
+	"text": reports.Text,
+	"md":   func(w io.Writer, r *engine.Result, _ bool) error { return reports.Markdown(w, r) },
+	"html": func(w io.Writer, r *engine.Result, _ bool) error { return reports.HTML(w, r) },
+	"json": func(w io.Writer, r *engine.Result, _ bool) error { return reports.JSON(w, r) },
+}
+
+// severityRank orders severities; "" (no bar) is 0.
+func severityRank(s string) (int, error) {
+	switch s {
+	case "":
+		return 0, nil
+	case "info":
+		return 1, nil
+	case "low":
+		return 2, nil
+	case "medium":
+		return 3, nil
+	case "high":
+		return 4, nil
+	}
+	return 0, fmt.Errorf("parse --fail-on: unknown severity %q (want high, medium or low)", s)
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// progressBar draws "reading traces: 45% (120/260 MB)" on a terminal's
+// stderr once a read has taken more than a second.
+type progressBar struct {
+	w     io.Writer
+	start time.Time
+	mu    sync.Mutex
+	shown bool
+}
+
+func (p *progressBar) update(read, total int64) {
+	if time.Since(p.start) < time.Second || total <= 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.shown = true
+	fmt.Fprintf(p.w, "\rreading traces: %3.0f%% (%d/%d MB)", 100*float64(min(read, total))/float64(total), read>>20, total>>20)
+}
+
+func (p *progressBar) done() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
