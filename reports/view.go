@@ -253,8 +253,8 @@ func walkFacts(v reflect.Value, prefix, unit string, visit func(name, unit strin
 			continue
 		}
 		tag := jsonName(sf)
-		if tag == "" {
-			continue
+		if tag == "" || sf.Tag.Get("expr") == "-" {
+			continue // tables and series (examples, steps, top ops) render elsewhere
 		}
 		name := tag
 		if prefix != "" {

@@ -99,6 +99,12 @@ type Facts struct {
 	// evidence in findings. Keys: "pageable_memcpy", "sync", "dataloader",
 	// "short_kernel", "step". Not part of the expr environment.
 	Examples map[string][]EventRef `json:"examples,omitempty" expr:"-"`
+
+	// Tables and series for reports; not part of the expr environment.
+	Steps      []StepBreakdown `json:"steps,omitempty" expr:"-"`       // per-step role breakdown, in step order
+	Timeline   []TimelineSpan  `json:"timeline,omitempty" expr:"-"`    // primary GPU busy/idle over W
+	TopOps     []OpStat        `json:"top_ops,omitempty" expr:"-"`     // by self CPU time, top 25
+	TopKernels []KernelStat    `json:"top_kernels,omitempty" expr:"-"` // by total time, top 25
 }
 
 // EventRef points at one trace event as an example behind a fact, so a
@@ -110,4 +116,53 @@ type EventRef struct {
 	DurUS    float64 `json:"dur_us"`
 	PID      string  `json:"pid"`
 	TID      string  `json:"tid"`
+}
+
+// Roles of the per-step breakdown, in priority order: each role gets only
+// time no earlier role claimed (DESIGN.md "per-step breakdown").
+var Roles = []string{"kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_op", "other"}
+
+// StepBreakdown is one step's wall time split by role. Times are
+// microseconds; the role times sum to DurUS.
+type StepBreakdown struct {
+	Name     string             `json:"name"`      // ProfilerStep#N
+	OffsetUS float64            `json:"offset_us"` // start minus the window start
+	DurUS    float64            `json:"dur_us"`
+	RolesUS  map[string]float64 `json:"roles_us"` // keys from Roles
+}
+
+// TimelineSpan is one piece of the primary GPU's timeline over the window:
+// busy, or an idle gap with the cause the host was in meanwhile (one of
+// IdleCauses). Adjacent spans are merged so a timeline has at most a few
+// hundred spans.
+type TimelineSpan struct {
+	OffsetUS float64 `json:"offset_us"`
+	DurUS    float64 `json:"dur_us"`
+	Kind     string  `json:"kind"` // "busy" or an idle cause
+}
+
+// IdleCauses attribute a GPU idle gap to what the launching host thread was
+// doing meanwhile, in priority order.
+var IdleCauses = []string{"dataloader", "sync", "optimizer", "launch", "cpu_op", "untraced"}
+
+// OpStat is one row of the operator table (as prof.key_averages() shows):
+// per operator name, calls and CPU/device time in microseconds. Device time
+// is the kernels launched by the op, linked by correlation and External id.
+type OpStat struct {
+	Name          string  `json:"name"`
+	Calls         int64   `json:"calls"`
+	CallsPerStep  float64 `json:"calls_per_step"`
+	SelfCPUUS     float64 `json:"self_cpu_us"`
+	TotalCPUUS    float64 `json:"total_cpu_us"`
+	SelfDeviceUS  float64 `json:"self_device_us"`
+	TotalDeviceUS float64 `json:"total_device_us"`
+}
+
+// KernelStat aggregates the primary device's kernels by name.
+type KernelStat struct {
+	Name    string  `json:"name"`
+	Count   int64   `json:"count"`
+	TotalUS float64 `json:"total_us"`
+	MeanUS  float64 `json:"mean_us"`
+	MaxUS   float64 `json:"max_us"`
 }
