@@ -1,7 +1,9 @@
 package trace
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 )
 
 // rawEvent collects one event object's fields before it is classified.
@@ -327,34 +329,23 @@ func (p *parser) store(r *rawEvent) {
 			p.drop("negative_dur", "complete event with negative dur", r.off)
 			return
 		}
+		if ev.Dur > maxDurNS {
+			p.drop("absurd_dur", "event lasting more than 7 days", r.off)
+			return
+		}
 		ev.Ph = PhComplete
-	case 'B':
+	case 'B', 'E':
 		if r.badTime || !r.hasTS {
-			p.drop("bad_time", "B event without a finite ts", r.off)
+			p.drop("bad_time", "B/E event without a finite ts", r.off)
 			return
 		}
+		// Matched per thread once all are read: files may list a B before
+		// the E that ends the previous span at the same timestamp.
 		if p.open == nil {
-			p.open = make(map[[2]ID][]Event)
+			p.open = make(map[[2]ID][]beEvent)
 		}
 		k := [2]ID{ev.PID, ev.TID}
-		p.open[k] = append(p.open[k], *ev)
-		return
-	case 'E':
-		k := [2]ID{ev.PID, ev.TID}
-		st := p.open[k]
-		if len(st) == 0 {
-			p.note(DiagWarning, "unmatched_end", "E event without a matching B on its thread; ignored", r.off)
-			return
-		}
-		b := st[len(st)-1]
-		p.open[k] = st[:len(st)-1]
-		if r.badTime || !r.hasTS || ev.TS < b.TS {
-			p.drop("bad_time", "B/E pair with a missing or backwards E timestamp", r.off)
-			return
-		}
-		b.Dur = ev.TS - b.TS
-		b.Ph = PhComplete
-		p.keep(&b)
+		p.open[k] = append(p.open[k], beEvent{ev: *ev, end: r.ph == 'E', off: r.off})
 		return
 	case 'i', 'I':
 		if r.badTime || !r.hasTS {
@@ -410,4 +401,61 @@ func catOf(name string, absent bool) Cat {
 		return c
 	}
 	return CatOther
+}
+
+// beEvent is a B or E event awaiting matching.
+type beEvent struct {
+	ev  Event
+	end bool
+	off int64
+}
+
+// matchBeginEnd pairs B and E events per (pid, tid) as a stack, in time
+// order; at equal timestamps an E closes the open span before a B opens
+// the next one (back-to-back spans), then file order.
+func (p *parser) matchBeginEnd() {
+	keys := make([][2]ID, 0, len(p.open))
+	for k := range p.open {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b [2]ID) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
+	for _, k := range keys {
+		evs := p.open[k]
+		slices.SortStableFunc(evs, func(a, b beEvent) int {
+			if c := cmp.Compare(a.ev.TS, b.ev.TS); c != 0 {
+				return c
+			}
+			switch {
+			case a.end && !b.end:
+				return -1
+			case !a.end && b.end:
+				return 1
+			}
+			return 0
+		})
+		var stack []beEvent
+		for _, x := range evs {
+			if !x.end {
+				stack = append(stack, x)
+				continue
+			}
+			if len(stack) == 0 {
+				p.note(DiagWarning, "unmatched_end", "E event without a matching B on its thread; ignored", x.off)
+				continue
+			}
+			b := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			b.ev.Dur = x.ev.TS - b.ev.TS
+			if b.ev.Dur > maxDurNS {
+				p.drop("absurd_dur", "event lasting more than 7 days", b.off)
+				continue
+			}
+			b.ev.Ph = PhComplete
+			p.keep(&b.ev)
+		}
+		for _, b := range stack {
+			p.drop("unclosed_begin", "B event without a matching E (the trace may be cut short)", b.off)
+		}
+	}
+	p.open = nil
 }

@@ -25,6 +25,7 @@ type lexer struct {
 	eof     bool
 	rerr    error // read error other than io.EOF (for example a cut gzip stream)
 	scratch []byte
+	escaped bool // the last string read had escape sequences
 
 	// repair is called for each recoverable defect with a reason key,
 	// message and stream offset.
@@ -150,7 +151,8 @@ func (l *lexer) str() ([]byte, error) {
 			}
 			raw := l.buf[start:q]
 			l.pos = q + 1
-			if bytes.IndexByte(raw, '\\') < 0 {
+			l.escaped = bytes.IndexByte(raw, '\\') >= 0
+			if !l.escaped {
 				return raw, nil
 			}
 			return l.unescape(raw, l.base+int64(start)), nil

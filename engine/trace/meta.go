@@ -16,7 +16,7 @@ func decompress(br *bufio.Reader) (io.Reader, bool, error) {
 	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, true, fmt.Errorf("open gzip stream: %w", err)
+			return nil, true, fmt.Errorf("byte 0: read gzip header: %w", err)
 		}
 		zr.Multistream(true)
 		return zr, true, nil
@@ -178,23 +178,7 @@ func (p *parser) objectFields(f func(key string) error) error {
 // finish closes the read: unmatched B events, sentinel and corrupt records.
 func (p *parser) finish() {
 	t := p.t
-	if len(p.open) > 0 {
-		keys := make([][2]ID, 0, len(p.open))
-		for k := range p.open {
-			keys = append(keys, k)
-		}
-		sort.Slice(keys, func(i, j int) bool {
-			if keys[i][0] != keys[j][0] {
-				return keys[i][0] < keys[j][0]
-			}
-			return keys[i][1] < keys[j][1]
-		})
-		for _, k := range keys {
-			for range p.open[k] {
-				p.drop("unclosed_begin", "B event without a matching E (the trace may be cut short)", -1)
-			}
-		}
-	}
+	p.matchBeginEnd()
 	chunks := append(p.chunks, p.cur)
 	p.chunks, p.cur = nil, nil
 	var maxTS int64
@@ -211,10 +195,7 @@ func (p *parser) finish() {
 			e := &c[i]
 			switch {
 			case e.Ph == PhComplete && e.TS == 0 && maxTS > sentinelHorizonNS:
-				p.drop("ts_zero", "complete event with ts 0 in a trace with later events (a sentinel)", -1)
-				continue
-			case e.Dur > maxDurNS:
-				p.drop("absurd_dur", "event lasting more than 7 days", -1)
+				p.drop("ts_zero", fmt.Sprintf("complete event with ts 0 in a trace with later events (a sentinel; first is event %d)", e.Index), -1)
 				continue
 			}
 			kept = append(kept, *e)

@@ -34,6 +34,13 @@ func Parse(r io.Reader, name string) (*Trace, error) {
 	if err := p.run(); err != nil {
 		return nil, fmt.Errorf("parse trace %s: %w", name, err)
 	}
+	if len(p.t.Events) == 0 {
+		why := "no timed events"
+		if p.t.Health.Repaired {
+			why += " before the damage"
+		}
+		return nil, fmt.Errorf("parse trace %s: %s (%d events read: metadata, flows or dropped records only)", name, why, p.t.Health.EventsRead)
+	}
 	return p.t, nil
 }
 
@@ -43,7 +50,7 @@ type parser struct {
 	name string
 	diag map[string]int // reason -> index into Health.Diagnostics
 
-	open    map[[2]ID][]Event // B events awaiting their E, per (pid, tid)
+	open    map[[2]ID][]beEvent // B and E events awaiting matching, per (pid, tid)
 	nEvents int32
 	stop    bool // input ended early; keep what was read
 	chunks  [][]Event
@@ -91,14 +98,16 @@ func (p *parser) str(b []byte, off int64) Str {
 		text = strings.ToValidUTF8(text, "\uFFFD")
 		p.note(DiagRepair, "bad_utf8", "invalid UTF-8 in a string replaced with U+FFFD", off)
 	}
-	if strings.IndexFunc(text, isControl) >= 0 {
+	// Raw control bytes are invalid JSON; escaped ones (\u001b) are valid
+	// text and kept (renderers strip or escape them).
+	if !p.lx.escaped && strings.IndexFunc(text, isControl) >= 0 {
 		text = strings.Map(func(r rune) rune {
 			if isControl(r) {
 				return '\uFFFD'
 			}
 			return r
 		}, text)
-		p.note(DiagRepair, "control_char", "control character in a string replaced with U+FFFD", off)
+		p.note(DiagRepair, "control_char", "raw control byte in a string replaced with U+FFFD", off)
 	}
 	s := Str(len(p.t.strs))
 	p.t.strs = append(p.t.strs, text)
@@ -163,14 +172,16 @@ func (p *parser) trailer() {
 	lx := p.lx
 	c, err := lx.peek()
 	if err == nil {
-		p.note(DiagWarning, "trailing_data", fmt.Sprintf("data after the end of the trace (%s) ignored", quoteByte(c)), lx.offset())
+		p.note(DiagRepair, "trailing_data", fmt.Sprintf("data after the end of the trace (%s) ignored: is a second trace concatenated? Pass each trace as its own file", quoteByte(c)), lx.offset())
 		for !lx.eof {
 			lx.pos = lx.end
 			lx.fill(lx.pos)
 		}
 	}
 	if lx.rerr != nil {
-		p.note(DiagRepair, "truncated", "compressed stream is cut short ("+lx.rerr.Error()+"); the JSON was complete", lx.offset())
+		// The JSON is complete, so every event was read; what failed is the
+		// gzip trailer or bytes after the last member.
+		p.note(DiagWarning, "gzip_trailer", "compressed stream ends badly after the complete JSON ("+lx.rerr.Error()+"): trailing bytes or a cut trailer; the trace data is complete", lx.offset())
 	}
 }
 
@@ -190,11 +201,7 @@ func (p *parser) topObject() error {
 	for first := true; ; first = false {
 		c, err := lx.peek()
 		if err == errEOF {
-			if !sawEvents {
-				return p.notKineto(sawNodes)
-			}
-			p.truncated("the top-level object")
-			return nil
+			return p.topErr(err, sawEvents, sawNodes)
 		}
 		if c == '}' {
 			lx.pos++
@@ -266,8 +273,15 @@ func (p *parser) topObject() error {
 
 func (p *parser) topErr(err error, sawEvents, sawNodes bool) error {
 	if err == errEOF {
-		if !sawEvents {
+		if sawNodes {
 			return p.notKineto(sawNodes)
+		}
+		if !sawEvents {
+			msg := "input ends before the traceEvents array (the file is cut short)"
+			if p.lx.rerr != nil {
+				msg += ": " + p.lx.rerr.Error()
+			}
+			return fmt.Errorf("byte %d: %s", p.lx.offset(), msg)
 		}
 		p.truncated("the top-level object")
 		return nil

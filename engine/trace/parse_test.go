@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"flag"
 	"strings"
 	"testing"
@@ -109,22 +110,44 @@ func TestBeginEndPairsAndPhases(t *testing.T) {
 	{"ph":"s","id":1,"cat":"ac2g","pid":1,"tid":2,"ts":100},
 	{"ph":"B","name":"never closed","pid":1,"tid":4,"ts":300}
 	]}`)
-	var got []string
-	for i := range tr.Events {
-		e := &tr.Events[i]
-		got = append(got, string(e.Ph)+":"+tr.Name(e))
+	got := map[string]Event{}
+	for _, e := range tr.Events {
+		got[string(e.Ph)+":"+tr.Name(&e)] = e
 	}
-	if strings.Join(got, ",") != "X:inner,X:outer,i:[memory],C:queue" {
+	if len(got) != 4 {
 		t.Fatalf("events %v", got)
 	}
-	if tr.Events[0].Dur != 10_000 || tr.Events[1].Dur != 100_000 {
-		t.Errorf("durations %d %d", tr.Events[0].Dur, tr.Events[1].Dur)
+	if got["X:inner"].Dur != 10_000 || got["X:outer"].Dur != 100_000 || got["X:outer"].TS != 100_000 {
+		t.Errorf("B/E pairs: inner %+v outer %+v", got["X:inner"], got["X:outer"])
 	}
-	if m := tr.Events[2]; m.Bytes != -512 || m.TotalAllocated != 4096 || !tr.ProfileMemory {
+	if m := got["i:[memory]"]; m.Bytes != -512 || m.TotalAllocated != 4096 || !tr.ProfileMemory {
 		t.Errorf("[memory] = %+v", m)
+	}
+	if _, ok := got["C:queue"]; !ok {
+		t.Error("counter event missing")
 	}
 	if diag(tr, "unmatched_end") == nil || diag(tr, "unclosed_begin") == nil {
 		t.Errorf("diagnostics %v", tr.Health.Diagnostics)
+	}
+}
+
+// Back-to-back B/E spans where the file lists the next B before the E
+// that ends the previous span at the same timestamp.
+func TestBeginEndBackToBack(t *testing.T) {
+	tr := parse(t, `{"traceEvents":[
+	{"ph":"B","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0},
+	{"ph":"B","name":"ProfilerStep#2","pid":1,"tid":1,"ts":1000},
+	{"ph":"E","pid":1,"tid":1,"ts":1000},
+	{"ph":"B","name":"ProfilerStep#3","pid":1,"tid":1,"ts":2000},
+	{"ph":"E","pid":1,"tid":1,"ts":2000},
+	{"ph":"E","pid":1,"tid":1,"ts":3000}]}`)
+	if len(tr.Events) != 3 || len(tr.Health.Diagnostics) != 0 {
+		t.Fatalf("events %d diagnostics %v", len(tr.Events), tr.Health.Diagnostics)
+	}
+	for _, e := range tr.Events {
+		if e.Dur != 1_000_000 {
+			t.Errorf("%s lasts %d ns, want 1 ms", tr.Name(&e), e.Dur)
+		}
 	}
 }
 
@@ -251,7 +274,22 @@ func TestGzipMembersAndCut(t *testing.T) {
 		t.Fatalf("multi-member: %v %+v", err, tr)
 	}
 	data := gz(full)
-	tr, err = Parse(bytes.NewReader(data[:len(data)-12]), "cut.json.gz")
+	tr, err = Parse(bytes.NewReader(data[:len(data)-8]), "trailer.json.gz")
+	if err != nil || tr.Health.Repaired || diag(tr, "gzip_trailer") == nil || len(tr.Events) != 2 {
+		t.Fatalf("cut gzip trailer: %v %+v", err, tr.Health)
+	}
+	// A stream flushed after each event, as a job killed mid-write leaves it.
+	var flushed bytes.Buffer
+	w := gzip.NewWriter(&flushed)
+	w.Write([]byte(twoEvents))
+	w.Flush()
+	for i := 0; i < 50; i++ {
+		fmt.Fprintf(w, `,{"ph":"X","name":"c%d","pid":1,"tid":1,"ts":%d,"dur":1}`, i, 9+i)
+		w.Flush()
+	}
+	w.Close()
+	data = flushed.Bytes()
+	tr, err = Parse(bytes.NewReader(data[:len(data)/2]), "cut.json.gz")
 	if err != nil {
 		t.Fatalf("cut gzip: %v", err)
 	}
@@ -287,5 +325,48 @@ func TestOneByteReads(t *testing.T) {
 	}
 	if e := tr.Events[0]; tr.Name(&e) != "ké😀" || e.TS != 12500 || e.Correlation != 4 {
 		t.Errorf("event %+v name %q", e, tr.Name(&e))
+	}
+}
+
+func TestNoEventsIsAnError(t *testing.T) {
+	for name, src := range map[string]string{
+		"empty array":   `[]`,
+		"empty events":  `{"traceEvents":[],"schemaVersion":1}`,
+		"metadata only": `{"traceEvents":[{"ph":"M","name":"process_name","pid":1,"args":{"name":"x"}}]}`,
+		"cut at start":  `{"traceEvents": [`,
+	} {
+		_, err := Parse(strings.NewReader(src), "none.json")
+		if err == nil || !strings.Contains(err.Error(), "no timed events") || !strings.Contains(err.Error(), "none.json") {
+			t.Errorf("%s: err = %v", name, err)
+		}
+	}
+}
+
+func TestCutBeforeTraceEvents(t *testing.T) {
+	src := `{"schemaVersion": 1, "deviceProperties": [{"id": 0, "na`
+	_, err := Parse(strings.NewReader(src), "cut.json")
+	if err == nil || errors.Is(err, ErrNotKineto) || !strings.Contains(err.Error(), "cut short") || !strings.Contains(err.Error(), "byte ") {
+		t.Fatalf("err = %v, want a cut-short error with the offset", err)
+	}
+}
+
+func TestTrailingBytesAndConcatenation(t *testing.T) {
+	full := twoEvents + "]}"
+	// Garbage after a complete gzip member: a warning, not a repair.
+	tr, err := Parse(bytes.NewReader(append(gz(full), "garbage!"...)), "g.json.gz")
+	if err != nil || tr.Health.Repaired || diag(tr, "gzip_trailer") == nil {
+		t.Fatalf("trailing gzip garbage: %v %+v", err, tr.Health)
+	}
+	// Two traces concatenated: the second is ignored and the report must say so.
+	tr, err = Parse(strings.NewReader(full+"\n"+full), "two.json")
+	if err != nil || !tr.Health.Repaired || diag(tr, "trailing_data") == nil {
+		t.Fatalf("concatenated traces: %v %+v", err, tr.Health)
+	}
+}
+
+func TestEscapedControlCharIsValid(t *testing.T) {
+	tr := parse(t, `{"traceEvents":[{"ph":"X","name":"a\u001b[31mred","pid":1,"tid":1,"ts":1,"dur":1}]}`)
+	if tr.Health.Repaired || tr.Name(&tr.Events[0]) != "a\x1b[31mred" {
+		t.Errorf("escaped control character: repaired %v name %q", tr.Health.Repaired, tr.Name(&tr.Events[0]))
 	}
 }

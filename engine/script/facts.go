@@ -1,0 +1,272 @@
+// Package script scans Python training scripts with tree-sitter and
+// extracts the facts that stepdoctor's script rules (category "script" in
+// package rules) evaluate: DataLoader construction, training and
+// evaluation loops and the calls inside them, optimizers, mixed precision,
+// cuDNN autotuning, torch.compile / torch.jit.script, DataParallel versus
+// DistributedDataParallel, and torch.profiler setup. Every fact carries
+// its source position (1-based line, 1-based column in Unicode code
+// points).
+//
+// Names are resolved through the script's imports, so
+// `from torch.utils.data import DataLoader as DL; DL(ds)` and
+// `import torch.nn.functional as F` are both seen under their canonical
+// dotted names (torch.utils.data.DataLoader, torch.nn.functional.relu).
+//
+// A script with syntax errors still yields the facts of the parts
+// tree-sitter could parse, plus one Diagnostic per error region; Scan
+// never panics on any input.
+//
+// The scanner is syntactic: it does not follow calls into functions, so
+// `.item()` inside a helper called from the loop is not seen as in the
+// loop, and it cannot know a variable's type (a `print(x)` argument is
+// "tensor-like" when it was assigned from a call in the loop).
+package script
+
+// SchemaVersion versions the JSON shape of Facts (the input of script rules).
+const SchemaVersion = 1
+
+// Pos is a source range: Line and Column (1-based; Column counts Unicode
+// code points) of the first character, EndLine and EndColumn of the
+// character after the last.
+type Pos struct {
+	Line      int `json:"line"`
+	Column    int `json:"column"`
+	EndLine   int `json:"end_line"`
+	EndColumn int `json:"end_column"`
+}
+
+// Value is one argument of a call as written: a keyword argument, a
+// positional argument mapped to its parameter name, or absent.
+type Value struct {
+	// Present is false when the argument was not passed (the callee's
+	// default applies).
+	Present bool `json:"present"`
+	// Kind is "bool", "int", "float", "string" or "none" for literals,
+	// "name" for a variable or attribute (x, args.workers), "expr" for
+	// anything else; "" when absent.
+	Kind string `json:"kind"`
+	// Value is the literal's value (bool, number, string) for literal
+	// kinds, null otherwise.
+	Value any `json:"value"`
+	// Text is the argument's source text, cut to 80 characters.
+	Text string `json:"text"`
+	Pos
+}
+
+// Call is one call expression.
+type Call struct {
+	// Name is the callee's canonical dotted name when it resolves through
+	// the imports or is a builtin ("torch.cuda.synchronize", "print");
+	// for a method call on a value it is "." plus the method name
+	// (".item", ".to", ".zero_grad").
+	Name string `json:"name"`
+	// Receiver is the source text of a method call's receiver ("loss",
+	// "x"), cut to 80 characters; "" for plain calls.
+	Receiver string `json:"receiver"`
+	// ReceiverCall is the canonical name of the call a method is invoked
+	// on, as in torch.zeros(3).cuda() (ReceiverCall "torch.zeros");
+	// "" when the receiver is not a call.
+	ReceiverCall string `json:"receiver_call"`
+	// ReceiverKeywords lists the keyword names of that receiver call
+	// ("device", "dtype").
+	ReceiverKeywords []string `json:"receiver_keywords"`
+	// Args are the positional arguments in order.
+	Args []Value `json:"args"`
+	// Keywords maps keyword argument names to their values.
+	Keywords map[string]Value `json:"keywords"`
+	// KwargsSplat is true when the call passes **kwargs (its keyword
+	// arguments are then not fully known).
+	KwargsSplat bool `json:"kwargs_splat"`
+	// Loop is the index in Facts.Loops of the innermost enclosing loop,
+	// -1 when none.
+	Loop int `json:"loop"`
+	// StepLoop is the index in Facts.Loops of the innermost enclosing
+	// step loop (see Loop.Step), -1 when none.
+	StepLoop int `json:"step_loop"`
+	// InnerLoop is true when a loop lies between the call and its step
+	// loop (the call runs several times per step).
+	InnerLoop bool `json:"inner_loop"`
+	// Conditional is true when an if / elif / else or a conditional
+	// expression lies between the call and its step loop (for example
+	// logging every N steps).
+	Conditional bool `json:"conditional"`
+	// Accumulates is true when the call is the value of an assignment
+	// whose target also appears among its arguments (x = torch.cat([x, y])).
+	Accumulates bool `json:"accumulates"`
+	// TensorArgs lists the argument names (also inside f-strings) that
+	// were assigned from a call, or are loop targets, in the enclosing
+	// step loop: likely tensors.
+	TensorArgs []string `json:"tensor_args"`
+	Text       string   `json:"text"` // source text, cut to 80 characters
+	Pos
+}
+
+// Loop is a for or while statement.
+type Loop struct {
+	Kind string `json:"kind"` // "for" or "while"
+	// Iter is the source text of what a for loop iterates over, after
+	// unwrapping enumerate(), tqdm(), iter() and zip() (first argument);
+	// a while loop's condition.
+	Iter string `json:"iter"`
+	// OverLoader is true when Iter names a variable assigned from a
+	// DataLoader(...) call, or a name containing "loader".
+	OverLoader bool `json:"over_loader"`
+	// Trains is true when the loop body calls .backward() or an
+	// optimizer's .step() outside any nested loop.
+	Trains bool `json:"trains"`
+	// Step is true for a training or evaluation step loop: OverLoader or
+	// Trains.
+	Step bool `json:"step"`
+	// Parent is the index of the enclosing loop, -1 when none.
+	Parent int `json:"parent"`
+	Pos
+}
+
+// DataLoader is one torch.utils.data.DataLoader(...) construction.
+type DataLoader struct {
+	// Var is the name the loader is assigned to ("train_loader"), "" when
+	// not assigned to a plain name.
+	Var               string `json:"var"`
+	BatchSize         Value  `json:"batch_size"`
+	NumWorkers        Value  `json:"num_workers"`
+	PinMemory         Value  `json:"pin_memory"`
+	PersistentWorkers Value  `json:"persistent_workers"`
+	PrefetchFactor    Value  `json:"prefetch_factor"`
+	// KwargsSplat is true when **kwargs is passed: absent arguments may
+	// be set there.
+	KwargsSplat bool `json:"kwargs_splat"`
+	Pos
+}
+
+// Optimizer is one torch.optim.<Name>(...) construction.
+type Optimizer struct {
+	Name        string `json:"name"` // canonical, "torch.optim.AdamW"
+	Var         string `json:"var"`
+	Foreach     Value  `json:"foreach"`
+	Fused       Value  `json:"fused"`
+	KwargsSplat bool   `json:"kwargs_splat"`
+	Pos
+}
+
+// Profiler is one torch.profiler.profile(...) (or the legacy
+// torch.autograd.profiler.profile) construction.
+type Profiler struct {
+	Name           string `json:"name"` // canonical callee
+	Var            string `json:"var"`  // `with profile(...) as prof` or `prof = profile(...)`
+	Schedule       Value  `json:"schedule"`
+	OnTraceReady   Value  `json:"on_trace_ready"`
+	ProfileMemory  Value  `json:"profile_memory"`
+	WithStack      Value  `json:"with_stack"`
+	RecordShapes   Value  `json:"record_shapes"`
+	KwargsSplat    bool   `json:"kwargs_splat"`
+	TraceHandler   bool   `json:"trace_handler"`   // on_trace_ready uses tensorboard_trace_handler
+	ExportsTrace   bool   `json:"exports_trace"`   // <var>.export_chrome_trace(...) is called somewhere
+	CallsStep      bool   `json:"calls_step"`      // <var>.step() is called somewhere
+	WrapsLoop      bool   `json:"wraps_loop"`      // the with block contains a loop
+	WrapsStepLoop  bool   `json:"wraps_step_loop"` // ... a step loop
+	StepLoopInside int    `json:"step_loop"`       // index of the first step loop in the with block, -1 when none
+	Pos
+}
+
+// Use is one occurrence of an API the rules look for.
+type Use struct {
+	Name string `json:"name"` // canonical name, or the assigned attribute
+	// Value is the assigned value for attribute assignments
+	// (torch.backends.cudnn.benchmark = True); absent for calls.
+	Value Value `json:"value"`
+	Pos
+}
+
+// Features lists where the script uses the APIs that change how fast it
+// runs. Every list is empty, never null, when the API is not used.
+type Features struct {
+	Autocast       []Use `json:"autocast"`        // torch.autocast, torch.amp.autocast, torch.cuda.amp.autocast
+	GradScaler     []Use `json:"grad_scaler"`     // torch.amp.GradScaler, torch.cuda.amp.GradScaler
+	CudnnBenchmark []Use `json:"cudnn_benchmark"` // assignments to torch.backends.cudnn.benchmark
+	Compile        []Use `json:"compile"`         // torch.compile
+	JitScript      []Use `json:"jit_script"`      // torch.jit.script, torch.jit.trace
+	DataParallel   []Use `json:"data_parallel"`   // torch.nn.DataParallel
+	DDP            []Use `json:"ddp"`             // torch.nn.parallel.DistributedDataParallel, FSDP
+	Conv           []Use `json:"conv"`            // torch.nn.Conv1d/2d/3d, torchvision.models.*
+	CUDA           []Use `json:"cuda"`            // .cuda(), "cuda" devices, torch.device("cuda")
+}
+
+// Ignore is one `# stepdoctor: ignore[rule-id, ...] reason` comment.
+type Ignore struct {
+	Rules  []string `json:"rules"`
+	Reason string   `json:"reason"`
+	// Standalone is true when the comment is alone on its line (it then
+	// applies to the next line as well as its own).
+	Standalone bool `json:"standalone"`
+	Pos
+}
+
+// Import is one imported name: Local is the name bound in the script,
+// Name the canonical dotted name it stands for.
+type Import struct {
+	Local string `json:"local"`
+	Name  string `json:"name"`
+	Pos
+}
+
+// Diagnostic is a problem the scanner met: a syntax error region (the
+// facts inside it are missing) or an unreadable file.
+type Diagnostic struct {
+	Kind    string `json:"kind"` // "syntax-error", "missing"
+	Message string `json:"message"`
+	Pos
+}
+
+// Facts is everything the scanner extracts from one script: the input of
+// script rules. Lists are empty, never null; indexes (Call.Loop, ...)
+// point into Loops.
+type Facts struct {
+	SchemaVersion int          `json:"schema_version"`
+	File          string       `json:"file"` // path as given
+	Lines         int          `json:"lines"`
+	Imports       []Import     `json:"imports"`
+	Loops         []Loop       `json:"loops"`
+	Calls         []Call       `json:"calls"`
+	DataLoaders   []DataLoader `json:"dataloaders"`
+	Optimizers    []Optimizer  `json:"optimizers"`
+	Profilers     []Profiler   `json:"profilers"`
+	Features      Features     `json:"features"`
+	Ignores       []Ignore     `json:"ignores"`
+	Diagnostics   []Diagnostic `json:"diagnostics"`
+	// Source is the script's text, for renderers that quote lines
+	// (fingerprints, snippets); not part of the rule input.
+	Source []byte `json:"-"`
+}
+
+// LineText returns line n (1-based) of the script without its newline,
+// "" when out of range.
+func (f *Facts) LineText(n int) string {
+	if n < 1 {
+		return ""
+	}
+	i := 0
+	for l := 1; l < n; l++ {
+		j := indexByte(f.Source[i:], '\n')
+		if j < 0 {
+			return ""
+		}
+		i += j + 1
+	}
+	rest := f.Source[i:]
+	if j := indexByte(rest, '\n'); j >= 0 {
+		rest = rest[:j]
+	}
+	if len(rest) > 0 && rest[len(rest)-1] == '\r' {
+		rest = rest[:len(rest)-1]
+	}
+	return string(rest)
+}
+
+func indexByte(b []byte, c byte) int {
+	for i, x := range b {
+		if x == c {
+			return i
+		}
+	}
+	return -1
+}
