@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
-	"fmt"
 	"flag"
+	"fmt"
 	"strings"
 	"testing"
 )
