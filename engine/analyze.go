@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -54,7 +55,7 @@ func (e *InputError) Unwrap() error { return e.Err }
 // Analyze reads every trace, derives its facts and evaluates the rules.
 // Files are read in parallel, one per core; the Result keeps input order.
 func Analyze(ctx context.Context, opts Options) (*Result, error) {
-	files, err := ExpandPaths(opts.Paths)
+	files, fromDir, err := expand(opts.Paths)
 	if err != nil {
 		return nil, &InputError{err}
 	}
@@ -97,8 +98,25 @@ func Analyze(ctx context.Context, opts Options) (*Result, error) {
 		}()
 	}
 	wg.Wait()
+	// Inside a directory, a JSON file that is not a Kineto trace (an
+	// Execution Trace, a config) is skipped and listed; named files fail.
+	kept := res.Traces[:0]
+	for i, tr := range res.Traces {
+		if errs[i] != nil && fromDir[i] && errors.Is(errs[i], trace.ErrNotKineto) {
+			res.Skipped = append(res.Skipped, Skipped{Path: files[i], Reason: errs[i].Error()})
+			errs[i] = nil
+			continue
+		}
+		if tr != nil {
+			kept = append(kept, tr)
+		}
+	}
+	res.Traces = kept
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
+	}
+	if len(res.Traces) == 0 {
+		return nil, &InputError{fmt.Errorf("read traces: no Kineto trace among %d files (%d skipped)", len(files), len(res.Skipped))}
 	}
 	return res, nil
 }
@@ -144,42 +162,56 @@ func readTrace(path string, stdin io.Reader, prog *progress) (*trace.Trace, erro
 }
 
 // ExpandPaths turns the command-line paths into trace files: files as
-// given, directories to their *.json and *.json.gz entries (not recursive,
-// sorted by name), "-" kept for stdin.
+// given, directories to every *.json and *.json.gz below them (sorted by
+// path), "-" kept for stdin (at most once).
 func ExpandPaths(paths []string) ([]string, error) {
+	files, _, err := expand(paths)
+	return files, err
+}
+
+func expand(paths []string) (files []string, fromDir []bool, err error) {
 	if len(paths) == 0 {
-		return nil, errors.New("no trace given: pass a trace file, a directory of traces, or - for stdin")
+		return nil, nil, errors.New("no trace given: pass a trace file, a directory of traces, or - for stdin")
 	}
-	var out []string
+	stdin := false
 	for _, p := range paths {
 		if p == "-" {
-			out = append(out, p)
+			if stdin {
+				return nil, nil, errors.New("parse paths: - (stdin) given more than once")
+			}
+			stdin = true
+			files, fromDir = append(files, p), append(fromDir, false)
 			continue
 		}
 		st, err := os.Stat(p)
 		if err != nil {
-			return nil, fmt.Errorf("open trace: %w", err)
+			return nil, nil, fmt.Errorf("open trace: %w", err)
 		}
 		if !st.IsDir() {
-			out = append(out, p)
+			files, fromDir = append(files, p), append(fromDir, false)
 			continue
 		}
-		ents, err := os.ReadDir(p)
-		if err != nil {
-			return nil, fmt.Errorf("read trace directory: %w", err)
-		}
 		var found []string
-		for _, e := range ents {
-			n := e.Name()
-			if !e.IsDir() && (strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".json.gz")) {
-				found = append(found, filepath.Join(p, n))
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
 			}
+			n := d.Name()
+			if !d.IsDir() && (strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".json.gz")) {
+				found = append(found, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("read trace directory: %w", err)
 		}
 		if len(found) == 0 {
-			return nil, fmt.Errorf("read trace directory %s: no *.json or *.json.gz traces in it", p)
+			return nil, nil, fmt.Errorf("read trace directory %s: no *.json or *.json.gz traces in it", p)
 		}
 		sort.Strings(found)
-		out = append(out, found...)
+		for _, f := range found {
+			files, fromDir = append(files, f), append(fromDir, true)
+		}
 	}
-	return out, nil
+	return files, fromDir, nil
 }

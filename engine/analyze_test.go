@@ -21,11 +21,12 @@ func TestExpandPaths(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, n), []byte("{}"), 0o644)
 	}
 	os.Mkdir(filepath.Join(dir, "sub.json"), 0o755)
+	os.WriteFile(filepath.Join(dir, "sub.json", "rank1.json"), []byte("{}"), 0o644)
 	got, err := ExpandPaths([]string{dir, "-"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{filepath.Join(dir, "a.pt.trace.json"), filepath.Join(dir, "b.pt.trace.json.gz"), "-"}
+	want := []string{filepath.Join(dir, "a.pt.trace.json"), filepath.Join(dir, "b.pt.trace.json.gz"), filepath.Join(dir, "sub.json", "rank1.json"), "-"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("got %v, want %v", got, want)
 	}
@@ -35,6 +36,9 @@ func TestExpandPaths(t *testing.T) {
 	}
 	if _, err := ExpandPaths(nil); err == nil {
 		t.Error("no paths: want an error")
+	}
+	if _, err := ExpandPaths([]string{"-", "-"}); err == nil {
+		t.Error("stdin twice: want an error")
 	}
 }
 
@@ -81,5 +85,24 @@ func TestAnalyzeInputErrors(t *testing.T) {
 	var ie *InputError
 	if err == nil || !strings.Contains(err.Error(), bad) || !errors.As(err, &ie) {
 		t.Fatalf("err = %v, want an InputError naming %s", err, bad)
+	}
+}
+
+// In a directory, a JSON file that is not a Kineto trace is skipped and
+// listed; the traces beside it are analyzed.
+func TestDirectorySkipsNonKineto(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "et.json"), []byte(`{"schema":"1.0.1","nodes":[]}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "rank0.pt.trace.json"), tracetest.Healthy().JSON(), 0o644)
+	res, err := Analyze(context.Background(), Options{Paths: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Traces) != 1 || len(res.Skipped) != 1 || res.Skipped[0].Path != filepath.Join(dir, "et.json") {
+		t.Fatalf("traces %d skipped %+v", len(res.Traces), res.Skipped)
+	}
+	os.Remove(filepath.Join(dir, "rank0.pt.trace.json"))
+	if _, err := Analyze(context.Background(), Options{Paths: []string{dir}}); err == nil {
+		t.Error("a directory with no Kineto trace: want an error")
 	}
 }

@@ -16,6 +16,15 @@ const ResultSchemaVersion = 1
 type Result struct {
 	SchemaVersion int            `json:"schema_version"`
 	Traces        []*TraceResult `json:"traces"`
+	// Skipped lists files found in a directory that are not Kineto traces
+	// (an Execution Trace, a config file), with the reason.
+	Skipped []Skipped `json:"skipped,omitempty"`
+}
+
+// Skipped is a file left out of the analysis.
+type Skipped struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
 }
 
 // Input describes one trace file as read.

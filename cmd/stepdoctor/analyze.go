@@ -41,7 +41,7 @@ Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error.`,
 	}
 	c.Flags().StringVarP(&fl.out, "output", "o", "", "write the report to `FILE` (format from the extension: .md, .html, .json)")
 	c.Flags().StringVar(&fl.format, "format", "", "report format: text, md, html or json (overrides the -o extension)")
-	c.Flags().StringVar(&fl.failOn, "fail-on", "", "exit 1 when a finding has this severity or higher: high, medium or low")
+	c.Flags().StringVar(&fl.failOn, "fail-on", "", "exit 1 when a finding has this severity or higher: high, medium, low or info")
 	c.Flags().StringArrayVar(&fl.ruleDirs, "rules", nil, "load team rules (*.rego, *.yaml) from `DIR` as well (repeatable)")
 	return c
 }
@@ -86,6 +86,9 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 		}
 		return &exitError{2, err}
 	}
+	for _, sk := range res.Skipped {
+		fmt.Fprintf(stderr, "skipped %s: %s\n", sk.Path, sk.Reason)
+	}
 	color := fl.out == "" && isTerminal(stdout) && os.Getenv("NO_COLOR") == ""
 	write := func(w io.Writer) error { return render(w, res, color) }
 	if fl.out != "" {
@@ -129,7 +132,7 @@ func severityRank(s string) (int, error) {
 	case "high":
 		return 4, nil
 	}
-	return 0, fmt.Errorf("parse --fail-on: unknown severity %q (want high, medium or low)", s)
+	return 0, fmt.Errorf("parse --fail-on: unknown severity %q (want high, medium, low or info)", s)
 }
 
 func isTerminal(w io.Writer) bool {
