@@ -75,6 +75,7 @@ func Derive(t *trace.Trace, cfg Config) *Facts {
 	d.gpu()
 	d.host()
 	d.chains()
+	d.breakdown()
 	return d.f
 }
 

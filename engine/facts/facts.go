@@ -8,6 +8,8 @@
 // follow DESIGN.md ("Facts" and its fine print); thresholds are in Config.
 package facts
 
+import "github.com/stepdoctor/stepdoctor/engine/trace"
+
 // SchemaVersion is the version of the Facts JSON shape. It changes whenever a
 // field is renamed, removed or redefined.
 const SchemaVersion = 1
@@ -90,6 +92,43 @@ type Facts struct {
 	DataloaderTimeRatio     *float64 `json:"dataloader_time_ratio" expr:"dataloader_time_ratio"`
 	DataloaderSingleProcess *bool    `json:"dataloader_single_process" expr:"dataloader_single_process"`
 
+	// Per-step breakdown averaged over the steps: time of each role / |W|,
+	// roles in priority order (kernel, memcpy, memset, communication,
+	// runtime, dataloader, cpu_op, other), each taking only time no earlier
+	// role claimed; they sum to 1. The TensorBoard profiler plugin's step
+	// time breakdown. Null without steps.
+	StepKernelRatio        *float64 `json:"step_kernel_ratio" expr:"step_kernel_ratio"`
+	StepMemcpyRatio        *float64 `json:"step_memcpy_ratio" expr:"step_memcpy_ratio"`
+	StepMemsetRatio        *float64 `json:"step_memset_ratio" expr:"step_memset_ratio"`
+	StepCommunicationRatio *float64 `json:"step_communication_ratio" expr:"step_communication_ratio"`
+	StepRuntimeRatio       *float64 `json:"step_runtime_ratio" expr:"step_runtime_ratio"`
+	StepDataloaderRatio    *float64 `json:"step_dataloader_ratio" expr:"step_dataloader_ratio"`
+	StepCPUOpRatio         *float64 `json:"step_cpu_op_ratio" expr:"step_cpu_op_ratio"`
+	StepOtherRatio         *float64 `json:"step_other_ratio" expr:"step_other_ratio"`
+
+	// Idle-gap causes: GPU idle time in W attributed to what the launching
+	// host thread (the one with the most launch calls) was doing, in
+	// priority order; they sum to gpu_idle_ratio. Null without GPU.
+	GPUIdleDataloaderRatio *float64 `json:"gpu_idle_dataloader_ratio" expr:"gpu_idle_dataloader_ratio"`
+	GPUIdleSyncRatio       *float64 `json:"gpu_idle_sync_ratio" expr:"gpu_idle_sync_ratio"`
+	GPUIdleOptimizerRatio  *float64 `json:"gpu_idle_optimizer_ratio" expr:"gpu_idle_optimizer_ratio"`
+	GPUIdleLaunchRatio     *float64 `json:"gpu_idle_launch_ratio" expr:"gpu_idle_launch_ratio"`
+	GPUIdleCPUOpRatio      *float64 `json:"gpu_idle_cpu_op_ratio" expr:"gpu_idle_cpu_op_ratio"`
+	GPUIdleUntracedRatio   *float64 `json:"gpu_idle_untraced_ratio" expr:"gpu_idle_untraced_ratio"`
+
+	// Launch delay: kernel start minus its launch call's end, clamped at 0
+	// (clock skew), over counted kernels with a launch link; microseconds.
+	LaunchDelayUS *StepStats `json:"launch_delay_us" expr:"launch_delay_us"`
+
+	// Communication (NCCL/RCCL kernels on the primary device, in W).
+	// comm_kernel_time_ratio = |comm| / |W|; exposed_comm_ratio = |comm not
+	// overlapped by compute kernels| / |W|; comm_overlap_ratio = |comm ∩
+	// compute| / |comm| (null without communication kernels). HTA's
+	// comm/comp overlap.
+	CommKernelTimeRatio *float64 `json:"comm_kernel_time_ratio" expr:"comm_kernel_time_ratio"`
+	ExposedCommRatio    *float64 `json:"exposed_comm_ratio" expr:"exposed_comm_ratio"`
+	CommOverlapRatio    *float64 `json:"comm_overlap_ratio" expr:"comm_overlap_ratio"`
+
 	// Elementwise chains.
 	ElementwiseChainCount     int64   `json:"elementwise_chain_count" expr:"elementwise_chain_count"`
 	ElementwiseChainKernels   int64   `json:"elementwise_chain_kernels" expr:"elementwise_chain_kernels"`
@@ -105,6 +144,10 @@ type Facts struct {
 	Timeline   []TimelineSpan  `json:"timeline,omitempty" expr:"-"`    // primary GPU busy/idle over W
 	TopOps     []OpStat        `json:"top_ops,omitempty" expr:"-"`     // by self CPU time, top 25
 	TopKernels []KernelStat    `json:"top_kernels,omitempty" expr:"-"` // by total time, top 25
+
+	// Diagnostics noticed while deriving (clock skew between host and
+	// device); the engine adds them to the trace's health.
+	Diagnostics []trace.Diagnostic `json:"-" expr:"-"`
 }
 
 // EventRef points at one trace event as an example behind a fact, so a

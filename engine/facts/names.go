@@ -8,7 +8,7 @@ import (
 
 // nameKind classifies an event name once per distinct string, so the
 // per-event loops test a bit instead of hashing or scanning the name.
-type nameKind uint16
+type nameKind uint32
 
 const (
 	kStep        nameKind = 1 << iota // ProfilerStep#N
@@ -24,7 +24,32 @@ const (
 	kDtoD                             // ... DtoD
 	kPageable                         // ... Pageable
 	kGraphLaunch                      // a CUDA/HIP Graph replay call
+	kCommKernel                       // NCCL/RCCL collective kernel
+	kCommCPU                          // host-side collective call (nccl:*, gloo:*, c10d::*, record_param_comms)
+	kOptimizer                        // Optimizer.step#... or Optimizer.zero_grad#... annotation
+	kZeroGrad                         // Optimizer.zero_grad#...
+	kOptStep                          // Optimizer.step#...
+	kMatmul                           // aten matmul / convolution op
+	kMultiTensor                      // aten::_foreach_* or aten::_fused_* (multi-tensor optimizer kernels)
+	kTensorCoreName                   // kernel name that marks a tensor-core kernel
 )
+
+// matmulOps are the aten ops whose kernels run on tensor cores when the
+// dtype allows (record_shapes gives the dtype).
+var matmulOps = map[string]bool{
+	"aten::mm": true, "aten::addmm": true, "aten::bmm": true, "aten::baddbmm": true, "aten::matmul": true,
+	"aten::linear": true, "aten::addbmm": true, "aten::_addmm_activation": true,
+	"aten::conv1d": true, "aten::conv2d": true, "aten::conv3d": true, "aten::convolution": true,
+	"aten::_convolution": true, "aten::cudnn_convolution": true, "aten::conv_transpose2d": true,
+	"aten::miopen_convolution": true, "aten::_scaled_dot_product_flash_attention": true,
+	"aten::_scaled_dot_product_efficient_attention": true, "aten::_scaled_mm": true,
+}
+
+// tensorCoreMarks are kernel-name substrings of tensor-core kernels across
+// cuBLAS/cuDNN/CUTLASS generations (Volta 884, Turing/Ampere 1688/16816,
+// hmma/imma, sm80/sm90 xmma/gmma, Hopper wgmma, tf32/bf16/fp16 GEMMs, AMD
+// mfma). Names only decide when the dtype is unknown.
+var tensorCoreMarks = []string{"884", "1688", "16816", "hmma", "imma", "xmma", "gmma", "tensorop", "tf32", "bf16", "f16f16", "fp16", "mfma"}
 
 func classify(name string) nameKind {
 	var k nameKind
@@ -39,6 +64,31 @@ func classify(name string) nameKind {
 	}
 	if graphLaunchNames[name] {
 		k |= kGraphLaunch
+	}
+	lower := strings.ToLower(name)
+	if strings.Contains(lower, "nccl") || strings.Contains(lower, "rccl") {
+		k |= kCommKernel
+	}
+	if strings.HasPrefix(name, "nccl:") || strings.HasPrefix(name, "gloo:") || strings.HasPrefix(name, "c10d::") || name == "record_param_comms" {
+		k |= kCommCPU
+	}
+	if strings.HasPrefix(name, "Optimizer.zero_grad#") {
+		k |= kOptimizer | kZeroGrad
+	}
+	if strings.HasPrefix(name, "Optimizer.step#") {
+		k |= kOptimizer | kOptStep
+	}
+	if matmulOps[name] {
+		k |= kMatmul
+	}
+	if strings.HasPrefix(name, "aten::_foreach_") || strings.HasPrefix(name, "aten::_fused_") {
+		k |= kMultiTensor
+	}
+	for _, m := range tensorCoreMarks {
+		if strings.Contains(lower, m) {
+			k |= kTensorCoreName
+			break
+		}
 	}
 	if strings.HasPrefix(name, "enumerate(DataLoader)#") && strings.HasSuffix(name, "__next__") {
 		k |= kDataLoader

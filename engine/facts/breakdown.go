@@ -1,0 +1,265 @@
+package facts
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/stepdoctor/stepdoctor/engine/trace"
+)
+
+// thread identifies a host thread.
+type thread struct{ pid, tid trace.ID }
+
+// breakdown derives the per-step role breakdown, the idle-gap causes, the
+// GPU timeline, communication overlap and launch delays.
+func (d *deriver) breakdown() {
+	evs := d.t.Events
+	var kernel, comm, memcpy, memset, runtimeIv, dl, cpuOp, commCPU []interval
+	launches := map[thread]int{}
+	for i := range evs {
+		e := &evs[i]
+		if e.Ph != trace.PhComplete {
+			continue
+		}
+		iv := interval{e.TS, e.End()}
+		switch {
+		case e.Cat.IsGPUActivity():
+			if !d.hasGPU || e.DeviceID() != d.primary {
+				continue
+			}
+			switch {
+			case e.Cat == trace.CatMemcpy:
+				memcpy = append(memcpy, iv)
+			case e.Cat == trace.CatMemset:
+				memset = append(memset, iv)
+			case d.is(e, kCommKernel):
+				comm = append(comm, iv)
+			default:
+				kernel = append(kernel, iv)
+			}
+		case !isCPU(e):
+		case e.Cat.IsRuntime():
+			runtimeIv = append(runtimeIv, iv)
+			if d.is(e, kLaunch|kGraphLaunch) {
+				launches[thread{e.PID, e.TID}]++
+			}
+		case d.is(e, kDataLoader):
+			dl = append(dl, iv)
+		case d.is(e, kCommCPU):
+			commCPU = append(commCPU, iv)
+		case (e.Cat == trace.CatCPUOp || e.Cat == trace.CatNone) && !d.is(e, kStep):
+			cpuOp = append(cpuOp, iv)
+		}
+	}
+	win := ivset(d.window)
+	kernelSet, commSet := unionOf(kernel), unionOf(comm)
+	roleSets := []ivset{kernelSet, unionOf(memcpy), unionOf(memset), unite(commSet, unionOf(commCPU)), unionOf(runtimeIv), unionOf(dl), unionOf(cpuOp)}
+	if d.f.HasSteps {
+		d.steps2(win, roleSets)
+	}
+	if len(comm) > 0 && d.windowNS > 0 {
+		commW := intersect(commSet, win)
+		overlap := intersect(commW, kernelSet).total()
+		d.f.CommKernelTimeRatio = d.ratio(commW.total())
+		d.f.ExposedCommRatio = d.ratio(commW.total() - overlap)
+		if t := commW.total(); t > 0 {
+			d.f.CommOverlapRatio = f64(float64(overlap) / float64(t))
+		}
+	}
+	if d.hasGPU && d.windowNS > 0 {
+		d.idleCauses(win, launches)
+	}
+	d.launchDelays()
+}
+
+// steps2 fills Steps and the step_*_ratio facts.
+func (d *deriver) steps2(win ivset, roleSets []ivset) {
+	parts, rest := partition(win, roleSets)
+	parts = append(parts, rest)
+	totals := make([]int64, len(parts))
+	steps := d.f.Examples["step"]
+	for k, w := range d.window {
+		b := StepBreakdown{DurUS: float64(w.e-w.s) / 1e3, RolesUS: map[string]float64{}}
+		if k < len(steps) {
+			b.Name, b.OffsetUS = steps[k].Name, steps[k].OffsetUS
+		}
+		for r, p := range parts {
+			n := p.clipLen(w.s, w.e)
+			totals[r] += n
+			b.RolesUS[Roles[r]] = float64(n) / 1e3
+		}
+		d.f.Steps = append(d.f.Steps, b)
+	}
+	out := []**float64{&d.f.StepKernelRatio, &d.f.StepMemcpyRatio, &d.f.StepMemsetRatio, &d.f.StepCommunicationRatio,
+		&d.f.StepRuntimeRatio, &d.f.StepDataloaderRatio, &d.f.StepCPUOpRatio, &d.f.StepOtherRatio}
+	for r, p := range out {
+		*p = d.ratio(totals[r])
+	}
+}
+
+// idleCauses attributes the primary GPU's idle gaps in W to what the
+// launching thread was doing: DataLoader, host sync, optimizer, launch
+// calls, other CPU ops, or nothing recorded (Python, untraced). It also
+// builds the timeline.
+func (d *deriver) idleCauses(win ivset, launches map[thread]int) {
+	evs := d.t.Events
+	var busy []interval
+	for i := range evs {
+		e := &evs[i]
+		if e.Ph == trace.PhComplete && e.Cat.IsGPUActivity() && e.DeviceID() == d.primary {
+			busy = append(busy, interval{e.TS, e.End()})
+		}
+	}
+	busySet := intersect(unionOf(busy), win)
+	gaps := subtract(win, busySet)
+	main, ok := busiest(launches)
+	var dl, sync, opt, launch, cpu []interval
+	for i := range evs {
+		e := &evs[i]
+		if !isCPU(e) || !ok || (thread{e.PID, e.TID}) != main {
+			continue
+		}
+		iv := interval{e.TS, e.End()}
+		switch {
+		case d.is(e, kDataLoader):
+			dl = append(dl, iv)
+		case d.is(e, kSync):
+			sync = append(sync, iv)
+		case d.is(e, kOptimizer):
+			opt = append(opt, iv)
+		case e.Cat.IsRuntime():
+			launch = append(launch, iv)
+		case e.Cat == trace.CatCPUOp || e.Cat == trace.CatNone || e.Cat == trace.CatPythonFunction:
+			if !d.is(e, kStep) {
+				cpu = append(cpu, iv)
+			}
+		}
+	}
+	parts, rest := partition(gaps, []ivset{unionOf(dl), unionOf(sync), unionOf(opt), unionOf(launch), unionOf(cpu)})
+	parts = append(parts, rest)
+	out := []**float64{&d.f.GPUIdleDataloaderRatio, &d.f.GPUIdleSyncRatio, &d.f.GPUIdleOptimizerRatio,
+		&d.f.GPUIdleLaunchRatio, &d.f.GPUIdleCPUOpRatio, &d.f.GPUIdleUntracedRatio}
+	for k, p := range out {
+		*p = d.ratio(parts[k].total())
+	}
+	d.timeline(busySet, parts)
+}
+
+
+// busiest returns the thread with the most launch calls (ties: lowest
+// pid, tid).
+func busiest(launches map[thread]int) (thread, bool) {
+	var best thread
+	n := 0
+	for th, c := range launches {
+		if c > n || (c == n && (th.pid < best.pid || th.pid == best.pid && th.tid < best.tid)) {
+			best, n = th, c
+		}
+	}
+	return best, n > 0
+}
+
+// timelineBuckets is the resolution of Facts.Timeline.
+const timelineBuckets = 300
+
+// timeline downsamples busy time and idle causes over the window's span
+// into timelineBuckets buckets, each labelled with the kind holding most of
+// its time, then merges neighbours of one kind.
+func (d *deriver) timeline(busy ivset, causes []ivset) {
+	lo, hi := d.window[0].s, d.window[len(d.window)-1].e
+	span := hi - lo
+	if span <= 0 {
+		return
+	}
+	kinds := append([]string{"busy"}, IdleCauses...)
+	sets := append([]ivset{busy}, causes...)
+	acc := make([][]int64, timelineBuckets)
+	for b := range acc {
+		acc[b] = make([]int64, len(kinds))
+	}
+	width := float64(span) / timelineBuckets
+	for k, set := range sets {
+		for _, x := range set {
+			for b := int(float64(x.s-lo) / width); b < timelineBuckets; b++ {
+				bs := lo + int64(float64(b)*width)
+				be := lo + int64(float64(b+1)*width)
+				if b == timelineBuckets-1 {
+					be = hi
+				}
+				if bs >= x.e {
+					break
+				}
+				if n := min(be, x.e) - max(bs, x.s); n > 0 {
+					acc[b][k] += n
+				}
+			}
+		}
+	}
+	var out []TimelineSpan
+	for b := range acc {
+		best, bestN := -1, int64(0)
+		for k, n := range acc[b] {
+			if n > bestN {
+				best, bestN = k, n
+			}
+		}
+		if best < 0 {
+			continue
+		}
+		off := float64(b) * width / 1e3
+		if len(out) > 0 && out[len(out)-1].Kind == kinds[best] && near(out[len(out)-1].OffsetUS+out[len(out)-1].DurUS, off) {
+			out[len(out)-1].DurUS += width / 1e3
+			continue
+		}
+		out = append(out, TimelineSpan{OffsetUS: off, DurUS: width / 1e3, Kind: kinds[best]})
+	}
+	d.f.Timeline = out
+}
+
+func near(a, b float64) bool { return a-b < 1e-6 && b-a < 1e-6 }
+
+// launchDelays computes kernel start minus launch end over counted kernels
+// with a launch link, clamped at 0; a negative delay is clock skew between
+// host and device clocks and is reported as a warning.
+func (d *deriver) launchDelays() {
+	if !d.hasGPU {
+		return
+	}
+	evs := d.t.Events
+	var delays []float64
+	skew, first := 0, -1
+	for i := range evs {
+		e := &evs[i]
+		if e.Ph != trace.PhComplete || e.Cat != trace.CatKernel || e.DeviceID() != d.primary || e.Has&trace.HasCorrelation == 0 || !d.inWindow(e.TS) {
+			continue
+		}
+		li, ok := d.launch[e.Correlation]
+		if !ok || !d.is(&evs[li], kLaunch) {
+			continue
+		}
+		delay := e.TS - evs[li].End()
+		if delay < 0 {
+			if skew == 0 {
+				first = int(e.Index)
+			}
+			skew++
+			delay = 0
+		}
+		delays = append(delays, float64(delay)/1e3)
+	}
+	if len(delays) == 0 {
+		return
+	}
+	sort.Float64s(delays)
+	var sum float64
+	for _, v := range delays {
+		sum += v
+	}
+	d.f.LaunchDelayUS = &StepStats{Mean: sum / float64(len(delays)), P50: percentile(delays, 0.5), P90: percentile(delays, 0.9), Max: delays[len(delays)-1]}
+	if skew > 0 {
+		d.f.Diagnostics = append(d.f.Diagnostics, trace.Diagnostic{
+			Kind: trace.DiagWarning, Reason: "clock_skew", Offset: -1, Count: skew,
+			Message: fmt.Sprintf("%d kernels start before their launch call ends (host/device clock skew; first is event %d); linked by correlation, launch delay clamped at 0", skew, first),
+		})
+	}
+}
