@@ -145,7 +145,6 @@ func (d *deriver) idleCauses(win ivset, launches map[thread]int) {
 	d.timeline(busySet, parts)
 }
 
-
 // busiest returns the thread with the most launch calls (ties: lowest
 // pid, tid).
 func busiest(launches map[thread]int) (thread, bool) {

@@ -11,27 +11,27 @@ import (
 type nameKind uint32
 
 const (
-	kStep        nameKind = 1 << iota // ProfilerStep#N
-	kSync                             // a host sync point
-	kLaunch                           // a kernel launch call
-	kDataLoader                       // enumerate(DataLoader)#...__next__
-	kDLSingle                         // ... of a _SingleProcessDataLoaderIter
-	kElementwise                      // kernel name contains "elementwise"
-	kPointwise                        // aten pointwise op (CPU chains)
-	kPlainName                        // no "::", not an autograd node nor detach: an annotation in legacy traces
-	kHtoD                             // memcpy name contains HtoD
-	kDtoH                             // ... DtoH
-	kDtoD                             // ... DtoD
-	kPageable                         // ... Pageable
-	kGraphLaunch                      // a CUDA/HIP Graph replay call
-	kCommKernel                       // NCCL/RCCL collective kernel
-	kCommCPU                          // host-side collective call (nccl:*, gloo:*, c10d::*, record_param_comms)
-	kOptimizer                        // Optimizer.step#... or Optimizer.zero_grad#... annotation
-	kZeroGrad                         // Optimizer.zero_grad#...
-	kOptStep                          // Optimizer.step#...
-	kMatmul                           // aten matmul / convolution op
-	kMultiTensor                      // aten::_foreach_* or aten::_fused_* (multi-tensor optimizer kernels)
-	kTensorCoreName                   // kernel name that marks a tensor-core kernel
+	kStep           nameKind = 1 << iota // ProfilerStep#N
+	kSync                                // a host sync point
+	kLaunch                              // a kernel launch call
+	kDataLoader                          // enumerate(DataLoader)#...__next__
+	kDLSingle                            // ... of a _SingleProcessDataLoaderIter
+	kElementwise                         // kernel name contains "elementwise"
+	kPointwise                           // aten pointwise op (CPU chains)
+	kPlainName                           // no "::", not an autograd node nor detach: an annotation in legacy traces
+	kHtoD                                // memcpy name contains HtoD
+	kDtoH                                // ... DtoH
+	kDtoD                                // ... DtoD
+	kPageable                            // ... Pageable
+	kGraphLaunch                         // a CUDA/HIP Graph replay call
+	kCommKernel                          // NCCL/RCCL collective kernel
+	kCommCPU                             // host-side collective call (nccl:*, gloo:*, c10d::*, record_param_comms)
+	kOptimizer                           // Optimizer.step#... or Optimizer.zero_grad#... annotation
+	kZeroGrad                            // Optimizer.zero_grad#...
+	kOptStep                             // Optimizer.step#...
+	kMatmul                              // aten matmul / convolution op
+	kMultiTensor                         // aten::_foreach_* or aten::_fused_* (multi-tensor optimizer kernels)
+	kTensorCoreName                      // kernel name that marks a tensor-core kernel
 )
 
 // matmulOps are the aten ops whose kernels run on tensor cores when the
