@@ -129,6 +129,59 @@ type Facts struct {
 	ExposedCommRatio    *float64 `json:"exposed_comm_ratio" expr:"exposed_comm_ratio"`
 	CommOverlapRatio    *float64 `json:"comm_overlap_ratio" expr:"comm_overlap_ratio"`
 
+	// Memory (profile_memory=True): from [memory] events of the primary
+	// device. Peak of "Total Allocated" in bytes, that peak / the device's
+	// totalGlobalMem, allocations (Bytes > 0) per step, and the least-squares
+	// slope of allocated bytes at each step's end, in bytes per step
+	// (positive: growing, a suspected leak).
+	MemoryPeakAllocatedBytes *int64   `json:"memory_peak_allocated_bytes" expr:"memory_peak_allocated_bytes"`
+	MemoryPeakRatio          *float64 `json:"memory_peak_ratio" expr:"memory_peak_ratio"`
+	MemoryAllocsPerStep      *float64 `json:"memory_allocs_per_step" expr:"memory_allocs_per_step"`
+	MemoryGrowthBytesPerStep *float64 `json:"memory_growth_bytes_per_step" expr:"memory_growth_bytes_per_step"`
+
+	// Precision (record_shapes=True gives op dtypes). fp32_matmul_time_ratio:
+	// share of matmul/conv kernel time whose op ran in fp32 (float);
+	// tensor_core_kernel_time_ratio: share of all kernel time in tensor-core
+	// kernels, decided by the launching op's dtype (fp16/bf16) first and by
+	// kernel name second. Null without matmul/conv kernels or dtypes.
+	FP32MatmulTimeRatio       *float64 `json:"fp32_matmul_time_ratio" expr:"fp32_matmul_time_ratio"`
+	TensorCoreKernelTimeRatio *float64 `json:"tensor_core_kernel_time_ratio" expr:"tensor_core_kernel_time_ratio"`
+
+	// Optimizer, from Optimizer.step#... / Optimizer.zero_grad#... spans.
+	// optimizer_time_ratio: their union in W / |W|. zero_grad_fill_per_step:
+	// aten::zero_ calls inside zero_grad per step (set_to_none=False fills
+	// every gradient with zeros). optimizer_single_tensor: true when the step
+	// runs per-parameter ops and no _foreach_/_fused_ kernels (the
+	// single-tensor implementation), false when multi-tensor, null without an
+	// optimizer step. optimizer_ops_per_step: operators directly inside the
+	// step per step.
+	OptimizerTimeRatio    *float64 `json:"optimizer_time_ratio" expr:"optimizer_time_ratio"`
+	ZeroGradFillPerStep   *float64 `json:"zero_grad_fill_per_step" expr:"zero_grad_fill_per_step"`
+	OptimizerSingleTensor *bool    `json:"optimizer_single_tensor" expr:"optimizer_single_tensor"`
+	OptimizerOpsPerStep   *float64 `json:"optimizer_ops_per_step" expr:"optimizer_ops_per_step"`
+
+	// Step variance: slowest step / median step, and the first step's share
+	// of |W| (warm-up measured as work). Null without steps.
+	StepTimeMaxOverP50 *float64 `json:"step_time_max_over_p50" expr:"step_time_max_over_p50"`
+	FirstStepTimeRatio *float64 `json:"first_step_time_ratio" expr:"first_step_time_ratio"`
+
+	// Repeated small ops: among top-level host operators (called from
+	// Python), the one called most often per step whose mean duration is
+	// under 20 us: its calls per step and the time all such calls take / |W|.
+	// Null without steps.
+	RepeatedSmallOpCallsPerStep *float64 `json:"repeated_small_op_calls_per_step" expr:"repeated_small_op_calls_per_step"`
+	RepeatedSmallOpTimeRatio    *float64 `json:"repeated_small_op_time_ratio" expr:"repeated_small_op_time_ratio"`
+
+	// Profiling setup. gpu_activity_missing: kernel launch calls were
+	// recorded but no GPU activity (CUDA activity not captured).
+	// orphan_launch_ratio: launch calls in W whose correlation id has no GPU
+	// event / launch calls in W (a cut file or lost CUPTI buffers); null
+	// without launch calls. trace_bytes_per_step: uncompressed trace bytes
+	// per step.
+	GPUActivityMissing bool     `json:"gpu_activity_missing" expr:"gpu_activity_missing"`
+	OrphanLaunchRatio  *float64 `json:"orphan_launch_ratio" expr:"orphan_launch_ratio"`
+	TraceBytesPerStep  *float64 `json:"trace_bytes_per_step" expr:"trace_bytes_per_step"`
+
 	// Elementwise chains.
 	ElementwiseChainCount     int64   `json:"elementwise_chain_count" expr:"elementwise_chain_count"`
 	ElementwiseChainKernels   int64   `json:"elementwise_chain_kernels" expr:"elementwise_chain_kernels"`
@@ -144,6 +197,7 @@ type Facts struct {
 	Timeline   []TimelineSpan  `json:"timeline,omitempty" expr:"-"`    // primary GPU busy/idle over W
 	TopOps     []OpStat        `json:"top_ops,omitempty" expr:"-"`     // by self CPU time, top 25
 	TopKernels []KernelStat    `json:"top_kernels,omitempty" expr:"-"` // by total time, top 25
+	Labels     []LabelStat     `json:"labels,omitempty" expr:"-"`      // record_function labels, by time
 
 	// Diagnostics noticed while deriving (clock skew between host and
 	// device); the engine adds them to the trace's health.
@@ -208,4 +262,15 @@ type KernelStat struct {
 	TotalUS float64 `json:"total_us"`
 	MeanUS  float64 `json:"mean_us"`
 	MaxUS   float64 `json:"max_us"`
+}
+
+// LabelStat is one record_function label (user_annotation such as
+// forward_pass, backward_pass, data_loading): calls, time in microseconds
+// (union of its spans), time per step and share of |W|.
+type LabelStat struct {
+	Name      string  `json:"name"`
+	Calls     int64   `json:"calls"`
+	TotalUS   float64 `json:"total_us"`
+	PerStepUS float64 `json:"per_step_us"`
+	Ratio     float64 `json:"ratio"`
 }
