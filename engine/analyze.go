@@ -127,6 +127,9 @@ func analyzeOne(ctx context.Context, path string, stdin io.Reader, cfg facts.Con
 		return nil, &InputError{err}
 	}
 	f := facts.Derive(t, cfg)
+	health := t.Health
+	health.Diagnostics = append(append([]trace.Diagnostic(nil), health.Diagnostics...), f.Diagnostics...)
+	health.Diagnostics = append(health.Diagnostics, crossChecks(&t.Health, f)...)
 	findings, skipped, err := set.Evaluate(ctx, f)
 	if err != nil {
 		return nil, fmt.Errorf("evaluate rules on %s: %w", path, err)
@@ -136,7 +139,7 @@ func analyzeOne(ctx context.Context, path string, stdin io.Reader, cfg facts.Con
 		Facts:        f,
 		Findings:     findings,
 		NotEvaluated: skipped,
-		Health:       t.Health,
+		Health:       health,
 	}, nil
 }
 
@@ -214,4 +217,26 @@ func expand(paths []string) (files []string, fromDir []bool, err error) {
 		}
 	}
 	return files, fromDir, nil
+}
+
+// crossChecks warns when damage and facts together mean the numbers are
+// biased: Kineto writes CPU events before GPU activities, so a file cut
+// short loses GPU events first.
+func crossChecks(h *trace.Health, f *facts.Facts) []trace.Diagnostic {
+	truncated := false
+	for _, d := range h.Diagnostics {
+		truncated = truncated || d.Reason == "truncated"
+	}
+	if !truncated {
+		return nil
+	}
+	switch {
+	case f.GPUActivityMissing:
+		return []trace.Diagnostic{{Kind: trace.DiagWarning, Reason: "gpu_events_lost", Offset: -1, Count: 1,
+			Message: "the file was cut before its GPU events (Kineto writes them after the CPU events): GPU facts are missing, this is not a CPU-only trace"}}
+	case f.OrphanLaunchRatio != nil && *f.OrphanLaunchRatio > 0.05:
+		return []trace.Diagnostic{{Kind: trace.DiagWarning, Reason: "gpu_events_lost", Offset: -1, Count: 1,
+			Message: fmt.Sprintf("the file was cut inside its GPU events: %.0f%% of kernel launches have no GPU activity, so GPU busy time and kernel counts are too low", 100**f.OrphanLaunchRatio)}}
+	}
+	return nil
 }

@@ -78,7 +78,7 @@ func (d *deriver) steps2(win ivset, roleSets []ivset) {
 	parts = append(parts, rest)
 	totals := make([]int64, len(parts))
 	steps := d.f.Examples["step"]
-	for k, w := range d.window {
+	for k, w := range d.stepSpan {
 		b := StepBreakdown{DurUS: float64(w.e-w.s) / 1e3, RolesUS: map[string]float64{}}
 		if k < len(steps) {
 			b.Name, b.OffsetUS = steps[k].Name, steps[k].OffsetUS

@@ -61,6 +61,7 @@ type deriver struct {
 	hasGPU   bool
 	chainNS  int64 // summed duration of chain members
 	kind     []nameKind
+	stepSpan []interval // each step's extended span, in step order (W is their union)
 }
 
 // Derive computes every fact of one trace. It never fails: a fact the trace
@@ -76,6 +77,9 @@ func Derive(t *trace.Trace, cfg Config) *Facts {
 	d.host()
 	d.chains()
 	d.breakdown()
+	d.opTables()
+	d.memory()
+	d.setup()
 	return d.f
 }
 
@@ -220,10 +224,10 @@ func (d *deriver) steps() {
 		if ends[k] < starts[k] {
 			ends[k] = starts[k]
 		}
-		d.window = append(d.window, interval{starts[k], ends[k]})
+		d.stepSpan = append(d.stepSpan, interval{starts[k], ends[k]})
 		durs = append(durs, float64(ends[k]-starts[k])/1e3)
 	}
-	d.window = union(d.window)
+	d.window = union(append([]interval(nil), d.stepSpan...))
 	d.windowNS = total(d.window)
 	d.f.HasSteps = true
 	d.f.StepsCount = len(steps)

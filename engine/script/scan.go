@@ -47,7 +47,7 @@ func Scan(file string, src []byte) (*Facts, error) {
 	}
 	root := tree.RootNode()
 	s.prepass(root)
-	s.walk(root, ctx{loop: -1, stepLoop: -1})
+	s.walk(root, ctx{loop: -1, stepLoop: -1, profiler: -1})
 	s.finish()
 	return s.f, nil
 }

@@ -270,6 +270,14 @@ func (p *parser) args(ev *Event) error {
 			flag, dst32 = HasDeviceID, &ev.Device
 		case "Input Dims", "Input dims":
 			p.t.RecordShapes = true
+		case "Input type":
+			if err := lx.expect(':'); err != nil {
+				return err
+			}
+			if err := p.dtype(ev); err != nil {
+				return err
+			}
+			continue
 		case "Call stack":
 			p.t.WithStack = true
 		}
@@ -458,4 +466,44 @@ func (p *parser) matchBeginEnd() {
 		}
 	}
 	p.open = nil
+}
+
+// dtype reads args["Input type"], an array of strings such as
+// ["float", "float", "", "Scalar"], and keeps the first tensor dtype.
+func (p *parser) dtype(ev *Event) error {
+	lx := p.lx
+	c, err := lx.peek()
+	if err != nil {
+		return err
+	}
+	if c != '[' {
+		return lx.skipValue()
+	}
+	lx.pos++
+	for {
+		c, err := lx.peek()
+		if err != nil {
+			return err
+		}
+		switch c {
+		case ']':
+			lx.pos++
+			return nil
+		case ',':
+			lx.pos++
+		case '"':
+			off := lx.offset()
+			b, err := lx.str()
+			if err != nil {
+				return err
+			}
+			if ev.DType == 0 && len(b) > 0 && string(b) != "Scalar" && string(b) != "ScalarList" && string(b) != "TensorList" && string(b) != "GenericList" {
+				ev.DType = p.str(b, off)
+			}
+		default:
+			if err := lx.skipValue(); err != nil {
+				return err
+			}
+		}
+	}
 }

@@ -100,6 +100,7 @@ type Event struct {
 	TID     ID
 	Name    Str
 	CatName Str
+	DType   Str // first tensor dtype of args["Input type"] (record_shapes), 0 when absent
 	Cat     Cat
 	Ph      byte
 	Has     uint16

@@ -1,0 +1,188 @@
+package facts_test
+
+import (
+	"testing"
+
+	"github.com/stepdoctor/stepdoctor/engine/trace/tracetest"
+)
+
+// One 1000 us step on the main thread (times in us):
+//
+//	[0,300)    DataLoader __next__ (cpu_op)
+//	[300,310)  cudaLaunchKernel -> kernel A [320,520)
+//	[520,620)  aten::item > cudaStreamSynchronize [530,610)
+//	[620,800)  Optimizer.step#SGD.step (user_annotation)
+//	             > aten::add_ [630,700) > cudaLaunchKernel [680,685) -> kernel B [710,760)
+//	[800,1000) nothing recorded
+func optimizerStep() *tracetest.Builder {
+	b := tracetest.New()
+	b.Step(1, 0, 1000)
+	b.Op("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 0, 300)
+	b.Launch(300, 10, "kernel_a", 320, 200)
+	b.Op("aten::item", 520, 100)
+	b.Runtime("cudaStreamSynchronize", 530, 80)
+	b.X("user_annotation", "Optimizer.step#SGD.step", 620, 180)
+	b.Op("aten::add_", 630, 70)
+	b.Launch(680, 5, "kernel_b", 710, 50)
+	return b
+}
+
+func TestStepBreakdown(t *testing.T) {
+	f := derive(t, optimizerStep())
+	// kernel: A 200 + B 50 = 250. runtime: launches 10 + 5, sync 80 = 95.
+	// dataloader 300. cpu_op: item [520,530)+[610,620) = 20, add_ 70 - 5 = 65 -> 85.
+	// other: 1000 - 250 - 95 - 300 - 85 = 270.
+	wantF(t, "step_kernel_ratio", f.StepKernelRatio, 0.25)
+	wantF(t, "step_memcpy_ratio", f.StepMemcpyRatio, 0)
+	wantF(t, "step_runtime_ratio", f.StepRuntimeRatio, 0.095)
+	wantF(t, "step_dataloader_ratio", f.StepDataloaderRatio, 0.3)
+	wantF(t, "step_cpu_op_ratio", f.StepCPUOpRatio, 0.085)
+	wantF(t, "step_other_ratio", f.StepOtherRatio, 0.27)
+	if len(f.Steps) != 1 || f.Steps[0].Name != "ProfilerStep#1" || !near(f.Steps[0].RolesUS["dataloader"], 300) {
+		t.Errorf("steps = %+v", f.Steps)
+	}
+}
+
+func TestIdleGapCauses(t *testing.T) {
+	f := derive(t, optimizerStep())
+	// Idle gaps: [0,320) [520,710) [760,1000) = 750 us.
+	// dataloader [0,300) 300; sync (item) [520,620) 100; optimizer: the gap
+	// parts of [620,800): [620,710)+[760,800) = 130; launch [300,310) 10;
+	// untraced [310,320)+[800,1000) = 210.
+	wantF(t, "gpu_idle_ratio", f.GPUIdleRatio, 0.75)
+	wantF(t, "gpu_idle_dataloader_ratio", f.GPUIdleDataloaderRatio, 0.3)
+	wantF(t, "gpu_idle_sync_ratio", f.GPUIdleSyncRatio, 0.1)
+	wantF(t, "gpu_idle_optimizer_ratio", f.GPUIdleOptimizerRatio, 0.13)
+	wantF(t, "gpu_idle_launch_ratio", f.GPUIdleLaunchRatio, 0.01)
+	wantF(t, "gpu_idle_cpu_op_ratio", f.GPUIdleCPUOpRatio, 0)
+	wantF(t, "gpu_idle_untraced_ratio", f.GPUIdleUntracedRatio, 0.21)
+	if len(f.Timeline) == 0 || f.Timeline[0].Kind != "dataloader" {
+		t.Errorf("timeline starts %+v, want a dataloader gap", f.Timeline[:min(2, len(f.Timeline))])
+	}
+	var sum float64
+	for _, s := range f.Timeline {
+		sum += s.DurUS
+	}
+	if !near(sum, 1000) {
+		t.Errorf("timeline covers %v us, want 1000", sum)
+	}
+}
+
+func TestLaunchDelayAndOps(t *testing.T) {
+	f := derive(t, optimizerStep())
+	// Delays: A 320-310 = 10, B 710-685 = 25 -> mean 17.5, p90 10+0.9*15 = 23.5.
+	d := f.LaunchDelayUS
+	if d == nil || !near(d.Mean, 17.5) || !near(d.P50, 17.5) || !near(d.P90, 23.5) || !near(d.Max, 25) {
+		t.Errorf("launch_delay_us = %+v", d)
+	}
+	ops := map[string]struct{ self, total, dev float64 }{}
+	for _, o := range f.TopOps {
+		ops[o.Name] = struct{ self, total, dev float64 }{o.SelfCPUUS, o.TotalCPUUS, o.SelfDeviceUS}
+	}
+	// aten::add_ launched kernel B (50 us); kernel A was launched outside any op.
+	if o := ops["aten::add_"]; !near(o.self, 70) || !near(o.total, 70) || !near(o.dev, 50) {
+		t.Errorf("aten::add_ = %+v", o)
+	}
+	if o := ops["aten::item"]; !near(o.self, 100) || o.dev != 0 {
+		t.Errorf("aten::item = %+v", o)
+	}
+	// Optimizer: [620,800) = 0.18 of W, single-tensor (no _foreach_), 1 op.
+	wantF(t, "optimizer_time_ratio", f.OptimizerTimeRatio, 0.18)
+	if f.OptimizerSingleTensor == nil || !*f.OptimizerSingleTensor {
+		t.Errorf("optimizer_single_tensor = %v", f.OptimizerSingleTensor)
+	}
+	wantF(t, "optimizer_ops_per_step", f.OptimizerOpsPerStep, 1)
+	if f.ZeroGradFillPerStep != nil {
+		t.Errorf("zero_grad_fill_per_step = %v without zero_grad", *f.ZeroGradFillPerStep)
+	}
+	if len(f.Labels) != 1 || f.Labels[0].Name != "Optimizer.step#SGD.step" || !near(f.Labels[0].Ratio, 0.18) {
+		t.Errorf("labels = %+v", f.Labels)
+	}
+	if len(f.TopKernels) != 2 || f.TopKernels[0].Name != "kernel_a" || !near(f.TopKernels[0].TotalUS, 200) {
+		t.Errorf("top kernels = %+v", f.TopKernels)
+	}
+}
+
+// Three 1000 us steps with communication, matmuls with dtypes, memory
+// samples, zero_grad fills, a multi-tensor optimizer and a repeated op.
+func TestCommPrecisionMemoryOptimizer(t *testing.T) {
+	b := tracetest.New().Top("profile_memory", 1)
+	for k := 0; k < 3; k++ {
+		b.Step(k+1, float64(k)*1000, 1000)
+	}
+	typed := func(name, dtype string, ts, dur float64) {
+		b.Raw(map[string]any{"ph": "X", "cat": "cpu_op", "name": name, "pid": b.Pid, "tid": b.Tid, "ts": ts, "dur": dur,
+			"args": map[string]any{"Input type": []string{dtype, "", "Scalar"}, "Input Dims": []any{[]int{2, 2}}}})
+	}
+	// fp32 GEMM under aten::linear > aten::addmm: kernel [100,300).
+	typed("aten::linear", "float", 10, 80)
+	typed("aten::addmm", "float", 20, 60)
+	b.Launch(30, 5, "volta_sgemm_128x64_nn", 100, 200)
+	// NCCL all-reduce [200,500): 100 us overlaps the GEMM.
+	b.GPU("kernel", "ncclKernel_AllReduce_RING_LL_Sum_float", 200, 300, 0, nil)
+	// bf16 GEMM: kernel [620,720).
+	typed("aten::mm", "c10::BFloat16", 600, 100)
+	b.Launch(610, 5, "sm80_xmma_gemm_bf16bf16_bf16f32", 620, 100)
+	// zero_grad fills two gradients; AdamW runs a foreach kernel.
+	b.X("user_annotation", "Optimizer.zero_grad#AdamW.zero_grad", 900, 50)
+	b.Op("aten::zero_", 905, 5)
+	b.Op("aten::zero_", 915, 5)
+	b.X("user_annotation", "Optimizer.step#AdamW.step", 950, 40)
+	b.Op("aten::_foreach_add_", 955, 5)
+	// 150 aten::stack calls of 2 us in step 2.
+	for i := 0; i < 150; i++ {
+		b.Op("aten::stack", 1100+float64(i)*4, 2)
+	}
+	// Allocated bytes: 100 in step 1, 200 in step 2, 300 in step 3.
+	for k, ts := range []float64{50, 1500, 2500} {
+		b.Raw(map[string]any{"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": b.Pid, "tid": b.Tid, "ts": ts,
+			"args": map[string]any{"Bytes": 100, "Total Allocated": 100 * (k + 1), "Device Id": 0, "Device Type": 1}})
+	}
+	f := derive(t, b)
+	// comm 300 of W 3000; exposed 200; overlap 100/300.
+	wantF(t, "comm_kernel_time_ratio", f.CommKernelTimeRatio, 0.1)
+	wantF(t, "exposed_comm_ratio", f.ExposedCommRatio, 200.0/3000)
+	wantF(t, "comm_overlap_ratio", f.CommOverlapRatio, 1.0/3)
+	// Matmul kernel time 300, of which fp32 200. Tensor cores: only the bf16
+	// GEMM (100) of 600 us of kernels.
+	wantF(t, "fp32_matmul_time_ratio", f.FP32MatmulTimeRatio, 2.0/3)
+	wantF(t, "tensor_core_kernel_time_ratio", f.TensorCoreKernelTimeRatio, 1.0/6)
+	// Peak 300 bytes of 80 GiB; 3 allocations in 3 steps; +100 B per step.
+	wantI(t, "memory_peak_allocated_bytes", f.MemoryPeakAllocatedBytes, 300)
+	wantF(t, "memory_peak_ratio", f.MemoryPeakRatio, 300.0/85899345920)
+	wantF(t, "memory_allocs_per_step", f.MemoryAllocsPerStep, 1)
+	wantF(t, "memory_growth_bytes_per_step", f.MemoryGrowthBytesPerStep, 100)
+	// Two fills in three steps; the step uses a multi-tensor kernel.
+	wantF(t, "zero_grad_fill_per_step", f.ZeroGradFillPerStep, 2.0/3)
+	if f.OptimizerSingleTensor == nil || *f.OptimizerSingleTensor {
+		t.Errorf("optimizer_single_tensor = %v, want false", f.OptimizerSingleTensor)
+	}
+	// aten::stack: 150 calls / 3 steps, 300 us of 3000.
+	wantF(t, "repeated_small_op_calls_per_step", f.RepeatedSmallOpCallsPerStep, 50)
+	wantF(t, "repeated_small_op_time_ratio", f.RepeatedSmallOpTimeRatio, 0.1)
+	if ex := f.Examples["repeated_small_op"]; len(ex) != 1 || ex[0].Name != "aten::stack" {
+		t.Errorf("repeated op example %+v", ex)
+	}
+	// Equal steps: slowest/median 1, first step a third of W.
+	wantF(t, "step_time_max_over_p50", f.StepTimeMaxOverP50, 1)
+	wantF(t, "first_step_time_ratio", f.FirstStepTimeRatio, 1.0/3)
+	if !f.HasMemory || !f.HasShapes {
+		t.Errorf("has_memory %v has_shapes %v", f.HasMemory, f.HasShapes)
+	}
+}
+
+// Launch calls with no GPU event: CUDA activity was not captured.
+func TestGPUActivityMissing(t *testing.T) {
+	b := tracetest.New()
+	b.Step(1, 0, 100)
+	b.Op("aten::mm", 10, 50)
+	b.Runtime("cudaLaunchKernel", 20, 5)
+	f := derive(t, b)
+	if f.HasGPU || !f.GPUActivityMissing {
+		t.Errorf("has_gpu %v gpu_activity_missing %v", f.HasGPU, f.GPUActivityMissing)
+	}
+	wantF(t, "orphan_launch_ratio", f.OrphanLaunchRatio, 1)
+	if f.TraceBytesPerStep == nil || *f.TraceBytesPerStep <= 0 {
+		t.Errorf("trace_bytes_per_step = %v", f.TraceBytesPerStep)
+	}
+}

@@ -1,0 +1,398 @@
+package facts
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/stepdoctor/stepdoctor/engine/trace"
+)
+
+// opIndex is the host operator tree: every CPU operator (cpu_op, Operator,
+// legacy no-category) with its parent on the same thread, and kernels
+// attributed to the operator that launched them.
+type opIndex struct {
+	ops      []int // event indexes, per thread in (start, longer first) order
+	parent   []int // position in ops of the enclosing operator, -1 for top level
+	selfNS   []int64
+	devSelf  []int64 // kernel time launched directly by the op
+	devTotal []int64 // ... by the op or its descendants
+	byThread map[thread][2]int
+	byExt    map[int64]int
+}
+
+// isOp reports whether a CPU event is an operator of the op table.
+func (d *deriver) isOp(e *trace.Event) bool {
+	return e.Ph == trace.PhComplete && (e.Cat == trace.CatCPUOp || e.Cat == trace.CatNone) && !d.is(e, kStep) && !d.isAnnotation(e)
+}
+
+func (d *deriver) buildOps() *opIndex {
+	evs := d.t.Events
+	byThread := map[thread][]int{}
+	for i := range evs {
+		if e := &evs[i]; d.isOp(e) {
+			k := thread{e.PID, e.TID}
+			byThread[k] = append(byThread[k], i)
+		}
+	}
+	keys := make([]thread, 0, len(byThread))
+	for k := range byThread {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b thread) int { return cmp.Or(cmp.Compare(a.pid, b.pid), cmp.Compare(a.tid, b.tid)) })
+	x := &opIndex{byThread: map[thread][2]int{}, byExt: map[int64]int{}}
+	for _, k := range keys {
+		idx := byThread[k]
+		sortByStart(evs, idx)
+		base := len(x.ops)
+		x.byThread[k] = [2]int{base, base + len(idx)}
+		var stack []int
+		for _, i := range idx {
+			e := &evs[i]
+			pos := len(x.ops)
+			// Pop parents that ended before e starts; improper overlaps
+			// (python_function vs cpu_op rounding) nest by start.
+			for len(stack) > 0 && evs[x.ops[stack[len(stack)-1]]].End() <= e.TS {
+				stack = stack[:len(stack)-1]
+			}
+			parent := -1
+			if len(stack) > 0 {
+				parent = stack[len(stack)-1]
+			}
+			x.ops = append(x.ops, i)
+			x.parent = append(x.parent, parent)
+			x.selfNS = append(x.selfNS, e.Dur)
+			if parent >= 0 {
+				p := &evs[x.ops[parent]]
+				x.selfNS[parent] -= min(e.End(), p.End()) - e.TS
+			}
+			stack = append(stack, pos)
+			if e.Has&trace.HasExternalID != 0 {
+				if _, dup := x.byExt[e.ExternalID]; !dup {
+					x.byExt[e.ExternalID] = pos
+				}
+			}
+		}
+	}
+	x.devSelf = make([]int64, len(x.ops))
+	x.devTotal = make([]int64, len(x.ops))
+	for i := range x.selfNS {
+		x.selfNS[i] = max(x.selfNS[i], 0)
+	}
+	return x
+}
+
+// launcher returns the op (position in x.ops) that launched GPU event g:
+// by External id of the kernel or its launch call, else the innermost op
+// enclosing the launch call on its thread; -1 when unknown.
+func (d *deriver) launcher(x *opIndex, g *trace.Event) int {
+	evs := d.t.Events
+	if g.Has&trace.HasExternalID != 0 {
+		if p, ok := x.byExt[g.ExternalID]; ok {
+			return p
+		}
+	}
+	if g.Has&trace.HasCorrelation == 0 {
+		return -1
+	}
+	li, ok := d.launch[g.Correlation]
+	if !ok {
+		return -1
+	}
+	l := &evs[li]
+	if l.Has&trace.HasExternalID != 0 {
+		if p, ok := x.byExt[l.ExternalID]; ok {
+			return p
+		}
+	}
+	r, ok := x.byThread[thread{l.PID, l.TID}]
+	if !ok {
+		return -1
+	}
+	seg := x.ops[r[0]:r[1]]
+	j, _ := slices.BinarySearchFunc(seg, l.TS, func(i int, t int64) int { return cmp.Compare(evs[i].TS, t+1) })
+	if j == 0 {
+		return -1
+	}
+	for p := r[0] + j - 1; p >= 0; p = x.parent[p] {
+		if evs[x.ops[p]].End() >= l.TS {
+			return p
+		}
+	}
+	return -1
+}
+
+// opTables derives the operator and kernel tables, precision, optimizer,
+// repeated-op and label facts.
+func (d *deriver) opTables() {
+	evs := d.t.Events
+	x := d.buildOps()
+	var kernelNS, tcNS, mmNS, mmFP32NS int64
+	mmDType := false
+	kstats := map[trace.Str]*KernelStat{}
+	for i := range evs {
+		g := &evs[i]
+		if g.Ph != trace.PhComplete || g.Cat != trace.CatKernel || !d.hasGPU || g.DeviceID() != d.primary || !d.inWindow(g.TS) {
+			continue
+		}
+		ks := kstats[g.Name]
+		if ks == nil {
+			ks = &KernelStat{Name: d.t.Name(g)}
+			kstats[g.Name] = ks
+		}
+		ks.Count++
+		ks.TotalUS += float64(g.Dur) / 1e3
+		ks.MaxUS = max(ks.MaxUS, float64(g.Dur)/1e3)
+		kernelNS += g.Dur
+		op := d.launcher(x, g)
+		if op >= 0 {
+			x.devSelf[op] += g.Dur
+			for p := op; p >= 0; p = x.parent[p] {
+				x.devTotal[p] += g.Dur
+			}
+		}
+		// Precision: the nearest matmul/conv op up the tree decides by dtype.
+		mm := -1
+		for p := op; p >= 0; p = x.parent[p] {
+			if d.is(&evs[x.ops[p]], kMatmul) {
+				mm = p
+				break
+			}
+		}
+		tc := d.is(g, kTensorCoreName)
+		if mm >= 0 {
+			mmNS += g.Dur
+			if dt := evs[x.ops[mm]].DType; dt != 0 {
+				mmDType = true
+				switch dtypeClass(d.t.Str(dt)) {
+				case "fp32":
+					mmFP32NS += g.Dur
+				case "half":
+					tc = true
+				}
+			}
+		}
+		if tc {
+			tcNS += g.Dur
+		}
+	}
+	if kernelNS > 0 && d.f.KernelCount != nil {
+		d.f.TensorCoreKernelTimeRatio = f64(float64(tcNS) / float64(kernelNS))
+	}
+	if mmDType && mmNS > 0 {
+		d.f.FP32MatmulTimeRatio = f64(float64(mmFP32NS) / float64(mmNS))
+	}
+	d.kernelTable(kstats)
+	d.opTable(x)
+	d.optimizer(x)
+	d.repeatedOps(x)
+	d.labels()
+}
+
+// dtypeClass maps a record_shapes dtype string to fp32, half (fp16/bf16,
+// tensor-core eligible) or other.
+func dtypeClass(s string) string {
+	switch s {
+	case "float", "float32":
+		return "fp32"
+	case "c10::Half", "c10::BFloat16", "half", "bfloat16", "c10::Float8_e4m3fn", "c10::Float8_e5m2":
+		return "half"
+	}
+	return "other"
+}
+
+const topN = 25
+
+func (d *deriver) kernelTable(kstats map[trace.Str]*KernelStat) {
+	for _, ks := range kstats {
+		ks.MeanUS = ks.TotalUS / float64(ks.Count)
+		d.f.TopKernels = append(d.f.TopKernels, *ks)
+	}
+	slices.SortFunc(d.f.TopKernels, func(a, b KernelStat) int {
+		return cmp.Or(cmp.Compare(b.TotalUS, a.TotalUS), cmp.Compare(a.Name, b.Name))
+	})
+	if len(d.f.TopKernels) > topN {
+		d.f.TopKernels = d.f.TopKernels[:topN]
+	}
+}
+
+func (d *deriver) opTable(x *opIndex) {
+	evs := d.t.Events
+	stats := map[trace.Str]*OpStat{}
+	for p, i := range x.ops {
+		e := &evs[i]
+		if !d.inWindow(e.TS) {
+			continue
+		}
+		st := stats[e.Name]
+		if st == nil {
+			st = &OpStat{Name: d.t.Name(e)}
+			stats[e.Name] = st
+		}
+		st.Calls++
+		st.SelfCPUUS += float64(x.selfNS[p]) / 1e3
+		st.TotalCPUUS += float64(e.Dur) / 1e3
+		st.SelfDeviceUS += float64(x.devSelf[p]) / 1e3
+		st.TotalDeviceUS += float64(x.devTotal[p]) / 1e3
+	}
+	for _, st := range stats {
+		if d.f.StepsCount > 0 {
+			st.CallsPerStep = float64(st.Calls) / float64(d.f.StepsCount)
+		}
+		d.f.TopOps = append(d.f.TopOps, *st)
+	}
+	slices.SortFunc(d.f.TopOps, func(a, b OpStat) int {
+		return cmp.Or(cmp.Compare(b.SelfCPUUS, a.SelfCPUUS), cmp.Compare(a.Name, b.Name))
+	})
+	if len(d.f.TopOps) > topN {
+		d.f.TopOps = d.f.TopOps[:topN]
+	}
+}
+
+// optimizer derives the optimizer facts from Optimizer.step#... and
+// Optimizer.zero_grad#... spans and the operators inside them on their thread.
+func (d *deriver) optimizer(x *opIndex) {
+	evs := d.t.Events
+	var spans []interval
+	var steps, zeros []int
+	for i := range evs {
+		e := &evs[i]
+		if !isCPU(e) || !d.is(e, kOptimizer) {
+			continue
+		}
+		spans = append(spans, interval{e.TS, e.End()})
+		if d.is(e, kOptStep) {
+			steps = append(steps, i)
+		} else {
+			zeros = append(zeros, i)
+		}
+	}
+	if len(spans) == 0 {
+		return
+	}
+	d.f.OptimizerTimeRatio = d.ratio(d.clippedUnion(spans))
+	inside := func(span *trace.Event, visit func(p int)) {
+		r, ok := x.byThread[thread{span.PID, span.TID}]
+		if !ok {
+			return
+		}
+		seg := x.ops[r[0]:r[1]]
+		j, _ := slices.BinarySearchFunc(seg, span.TS, func(i int, t int64) int { return cmp.Compare(evs[i].TS, t) })
+		for p := r[0] + j; p < r[1] && evs[x.ops[p]].TS < span.End(); p++ {
+			visit(p)
+		}
+	}
+	var fills, direct int64
+	multi, any := false, false
+	for _, i := range zeros {
+		if !d.inWindow(evs[i].TS) {
+			continue
+		}
+		inside(&evs[i], func(p int) {
+			if d.t.Name(&evs[x.ops[p]]) == "aten::zero_" {
+				fills++
+			}
+		})
+	}
+	for _, i := range steps {
+		s := &evs[i]
+		inside(s, func(p int) {
+			any = true
+			if d.is(&evs[x.ops[p]], kMultiTensor) {
+				multi = true
+			}
+			if par := x.parent[p]; par < 0 || evs[x.ops[par]].TS < s.TS {
+				if d.inWindow(s.TS) {
+					direct++
+				}
+			}
+		})
+	}
+	d.f.ZeroGradFillPerStep = d.perStep(fills)
+	if len(zeros) == 0 {
+		d.f.ZeroGradFillPerStep = nil
+	}
+	if any {
+		single := !multi
+		d.f.OptimizerSingleTensor = &single
+		d.f.OptimizerOpsPerStep = d.perStep(direct)
+	}
+}
+
+// repeatedOps finds the top-level operator called most often per step
+// whose mean duration is under ChainKernelNS (20 us).
+func (d *deriver) repeatedOps(x *opIndex) {
+	if d.f.StepsCount == 0 {
+		return
+	}
+	evs := d.t.Events
+	type agg struct {
+		calls, ns int64
+		first     int
+	}
+	by := map[trace.Str]*agg{}
+	for p, i := range x.ops {
+		e := &evs[i]
+		if x.parent[p] >= 0 || !d.inWindow(e.TS) {
+			continue
+		}
+		a := by[e.Name]
+		if a == nil {
+			a = &agg{first: i}
+			by[e.Name] = a
+		}
+		a.calls++
+		a.ns += e.Dur
+	}
+	var best *agg
+	for _, a := range by {
+		if a.ns >= a.calls*d.cfg.ChainKernelNS {
+			continue
+		}
+		if best == nil || a.calls > best.calls || a.calls == best.calls && evs[a.first].Index < evs[best.first].Index {
+			best = a
+		}
+	}
+	if best == nil {
+		d.f.RepeatedSmallOpCallsPerStep = f64(0)
+		d.f.RepeatedSmallOpTimeRatio = f64(0)
+		return
+	}
+	d.f.RepeatedSmallOpCallsPerStep = d.perStep(best.calls)
+	d.f.RepeatedSmallOpTimeRatio = d.ratio(best.ns)
+	r := d.ref(&evs[best.first])
+	d.f.Examples["repeated_small_op"] = []EventRef{r}
+}
+
+// labels aggregates record_function labels (user_annotation, not
+// ProfilerStep) in W.
+func (d *deriver) labels() {
+	evs := d.t.Events
+	spans := map[trace.Str][]interval{}
+	calls := map[trace.Str]int64{}
+	for i := range evs {
+		e := &evs[i]
+		if e.Ph != trace.PhComplete || e.Cat != trace.CatUserAnnotation || d.is(e, kStep) || !d.inWindow(e.TS) {
+			continue
+		}
+		spans[e.Name] = append(spans[e.Name], interval{e.TS, e.End()})
+		calls[e.Name]++
+	}
+	for n, iv := range spans {
+		ns := d.clippedUnion(iv)
+		l := LabelStat{Name: d.t.Str(n), Calls: calls[n], TotalUS: float64(ns) / 1e3}
+		if d.f.StepsCount > 0 {
+			l.PerStepUS = l.TotalUS / float64(d.f.StepsCount)
+		}
+		if r := d.ratio(ns); r != nil {
+			l.Ratio = *r
+		}
+		d.f.Labels = append(d.f.Labels, l)
+	}
+	slices.SortFunc(d.f.Labels, func(a, b LabelStat) int {
+		return cmp.Or(cmp.Compare(b.TotalUS, a.TotalUS), strings.Compare(a.Name, b.Name))
+	})
+	if len(d.f.Labels) > topN {
+		d.f.Labels = d.f.Labels[:topN]
+	}
+}
