@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/stepdoctor/stepdoctor/engine/facts"
+	"github.com/stepdoctor/stepdoctor/engine/script"
 )
 
 // Rule cases
@@ -33,6 +34,19 @@ import (
 //	    message_contains: ["24.4%", "single-process"]   # optional
 //	    impact: [0.2, 0.25]      # optional: inclusive bounds
 //	    params: {min_ratio: 0.1} # optional: overrides for this rule
+//
+// A case for a script rule (category script) gives Python source instead
+// of facts: script (inline) or script_file (a path relative to the case
+// file's directory); at_line optionally pins the line of the finding:
+//
+//	rule: dataloader-num-workers
+//	cases:
+//	  - name: loader without workers
+//	    script: |
+//	      from torch.utils.data import DataLoader
+//	      loader = DataLoader(ds, batch_size=64)
+//	    expect: fires
+//	    at_line: 2
 //
 // facts is a fragment of the Facts JSON laid over zero facts (every
 // nullable fact null, flags false, schema_version current); unknown fact
@@ -63,7 +77,13 @@ type Case struct {
 	MessageContains []string       `yaml:"message_contains"`
 	Impact          []float64      `yaml:"impact"`
 	Params          map[string]any `yaml:"params"`
+	Script          string         `yaml:"script"`      // script rules: Python source
+	ScriptFile      string         `yaml:"script_file"` // script rules: file relative to the case file
+	AtLine          int            `yaml:"at_line"`     // script rules: expected line of the finding
 	Line            int            `yaml:"-"`
+	// ScriptName is the file name script findings carry (script_file as
+	// resolved by RunCases; "case.py" for inline scripts).
+	ScriptName string `yaml:"-"`
 }
 
 // CaseResult is the outcome of one case.
@@ -112,6 +132,14 @@ func runCasesFS(s *Set, fsys fs.FS, dir, display string) ([]CaseResult, error) {
 			return nil, fmt.Errorf("run case file %s: no enabled rule %q in the set", file, cf.Rule)
 		}
 		for _, c := range cf.Cases {
+			if c.ScriptFile != "" {
+				sp := path.Join(path.Dir(path.Join(dir, de.Name())), c.ScriptFile)
+				src, err := fs.ReadFile(fsys, sp)
+				if err != nil {
+					return nil, fmt.Errorf("read script %s of case %q in %s: %w", c.ScriptFile, c.Name, file, err)
+				}
+				c.Script, c.ScriptName = string(src), path.Join(path.Dir(file), c.ScriptFile)
+			}
 			r := RunCase(s, cf.Rule, c)
 			r.File = file
 			out = append(out, r)
@@ -169,6 +197,12 @@ func ParseCases(b []byte) (*CaseFile, error) {
 		if len(c.Impact) != 0 && len(c.Impact) != 2 {
 			return nil, fmt.Errorf("case %q (line %d): impact wants [min, max]", c.Name, c.Line)
 		}
+		if (c.Script != "" || c.ScriptFile != "") && len(c.Facts) > 0 {
+			return nil, fmt.Errorf("case %q (line %d): give facts or a script, not both", c.Name, c.Line)
+		}
+		if c.Script != "" && c.ScriptFile != "" {
+			return nil, fmt.Errorf("case %q (line %d): give script or script_file, not both", c.Name, c.Line)
+		}
 		if _, err := CaseFacts(c.Facts); err != nil {
 			return nil, fmt.Errorf("case %q (line %d): %w", c.Name, c.Line, err)
 		}
@@ -207,11 +241,20 @@ func RunCase(s *Set, id string, c Case) CaseResult {
 			return fail("error", "%v", err)
 		}
 	}
-	f, err := CaseFacts(c.Facts)
-	if err != nil {
-		return fail("error", "%v", err)
+	var (
+		fs  []Finding
+		ne  []NotEvaluated
+		err error
+	)
+	if r, ok := set.Rule(id); ok && r.Category == CategoryScript {
+		fs, ne, err = runScriptCase(set, c)
+	} else {
+		var f *facts.Facts
+		if f, err = CaseFacts(c.Facts); err != nil {
+			return fail("error", "%v", err)
+		}
+		fs, ne, err = set.Evaluate(context.Background(), f)
 	}
-	fs, ne, err := set.Evaluate(context.Background(), f)
 	if err != nil {
 		return fail("error", "%v", err)
 	}
@@ -256,6 +299,9 @@ func RunCase(s *Set, id string, c Case) CaseResult {
 				return fail(got, "message %q does not contain %q", fd.Message, sub)
 			}
 		}
+		if c.AtLine > 0 && (fd.Location == nil || fd.Location.Line != c.AtLine) {
+			return fail(got, "location: expected line %d, got %s", c.AtLine, locString(fd.Location))
+		}
 		if len(c.Impact) == 2 && (fd.Impact < c.Impact[0]-1e-9 || fd.Impact > c.Impact[1]+1e-9 || math.IsNaN(fd.Impact)) {
 			return fail(got, "impact %v outside [%v, %v]", fd.Impact, c.Impact[0], c.Impact[1])
 		}
@@ -295,4 +341,27 @@ func (s *Set) reconfigure(id string, params map[string]any) (*Set, error) {
 		cfg.Params[id][k] = v
 	}
 	return s.With(cfg)
+}
+
+// runScriptCase scans a case's script and evaluates the script rules.
+func runScriptCase(s *Set, c Case) ([]Finding, []NotEvaluated, error) {
+	if strings.TrimSpace(c.Script) == "" {
+		return nil, nil, errors.New("script rule case gives no script or script_file")
+	}
+	name := c.ScriptName
+	if name == "" {
+		name = "case.py"
+	}
+	sf, err := script.Scan(name, []byte(c.Script))
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.EvaluateScript(context.Background(), sf)
+}
+
+func locString(l *Location) string {
+	if l == nil {
+		return "no location"
+	}
+	return fmt.Sprintf("%s:%d:%d", l.File, l.Line, l.Column)
 }

@@ -215,6 +215,9 @@ func parseRego(src source) (*regoModule, *entry, error) {
 	if err := validateRule(&r); err != nil {
 		errs = append(errs, err)
 	}
+	if r.Category == CategoryScript {
+		annotateScriptInput(meta)
+	}
 	if !hasFindingRule(m) {
 		errs = append(errs, errors.New("no `finding contains f if { ... }` rule"))
 	}
@@ -245,9 +248,11 @@ func compileRego(mods []*regoModule) (*regoCompiled, error) {
 	caps := SandboxCapabilities()
 	schemas := ast.NewSchemaSet()
 	schemas.Put(ast.SchemaRootRef, factsSchema())
+	schemas.Put(scriptSchemaRef, scriptSchema())
 	c := ast.NewCompiler().
 		WithCapabilities(caps).
 		WithSchemas(schemas).
+		WithUseTypeCheckAnnotations(true).
 		WithEnablePrintStatements(false)
 	byFile := map[string]*ast.Module{}
 	for _, m := range mods {
@@ -325,7 +330,7 @@ func (s *Set) prepareRego() error {
 	return nil
 }
 
-var findingKeys = []string{"msg", "impact", "confidence", "severity", "evidence"}
+var findingKeys = []string{"msg", "impact", "confidence", "severity", "evidence", "location"}
 
 func (regoEval) evaluate(ctx context.Context, s *Set, e *entry, in *evalInput) ([]rawFinding, error) {
 	q := s.regoq[e.rule.ID]
@@ -393,6 +398,13 @@ func decodeRegoFinding(x any) (rawFinding, error) {
 		}
 		raw.severity = Severity(ss)
 	}
+	if lv, ok := obj["location"]; ok {
+		loc, err := decodeLocation(lv)
+		if err != nil {
+			return raw, err
+		}
+		raw.loc = loc
+	}
 	if ev, ok := obj["evidence"]; ok {
 		raw.hasEvid = true
 		xs, ok := ev.([]any)
@@ -451,6 +463,13 @@ func schemaOf(t reflect.Type) map[string]any {
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
 			if f.Tag.Get("expr") == "-" || !f.IsExported() {
+				continue
+			}
+			if f.Anonymous && f.Tag.Get("json") == "" && f.Type.Kind() == reflect.Struct {
+				// Embedded struct: encoding/json flattens its fields.
+				for k, v := range schemaOf(f.Type)["properties"].(map[string]any) {
+					props[k] = v
+				}
 				continue
 			}
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")

@@ -68,6 +68,9 @@ type Finding struct {
 	Examples   []facts.EventRef `json:"examples,omitempty"`
 	Doc        string           `json:"doc"`
 	References []string         `json:"references"`
+	// Location is where in a source file the finding points (script
+	// rules; joined script findings); nil for trace findings.
+	Location *Location `json:"location,omitempty"`
 }
 
 // NotEvaluated records a rule skipped because a fact it requires is null,

@@ -72,6 +72,7 @@ type rawFinding struct {
 	severity   Severity
 	evidence   []Evidence
 	hasEvid    bool
+	loc        *Location // script rules: where the finding points
 }
 
 // Set is a loaded, compiled rule pack. It is immutable and safe for
@@ -386,6 +387,9 @@ func (s *Set) Evaluate(ctx context.Context, f *facts.Facts) ([]Finding, []NotEva
 			return nil, nil, fmt.Errorf("evaluate rules: %w", err)
 		}
 		r := &e.rule
+		if r.Category == CategoryScript {
+			continue // script rules read script facts: EvaluateScript
+		}
 		if missing := missingFacts(r.Requires, in); len(missing) > 0 {
 			notEval = append(notEval, NotEvaluated{Rule: r.ID, Title: r.Title, Missing: missing, Hint: hintFor(missing, f)})
 			continue
@@ -474,6 +478,10 @@ func (s *Set) finding(e *entry, raw rawFinding, in *evalInput) Finding {
 	}
 	if raw.confidence != "" {
 		fd.Confidence = raw.confidence
+	}
+	if raw.loc != nil {
+		loc := *raw.loc
+		fd.Location = &loc
 	}
 	if fd.Confidence == "" {
 		fd.Confidence = Confirmed

@@ -97,8 +97,11 @@ func validateRule(r *Rule) error {
 	}
 	cat := factCatalogue()
 	seen := map[string]bool{}
+	if r.Category == CategoryScript {
+		errs = append(errs, validateScriptRequires(r)...)
+	}
 	for _, name := range r.Requires {
-		if _, ok := cat[name]; !ok {
+		if _, ok := cat[name]; !ok && r.Category != CategoryScript {
 			errs = append(errs, fmt.Errorf("requires %q: no such fact (see FactNames)", name))
 		}
 		if seen[name] {

@@ -1,0 +1,98 @@
+# METADATA
+# title: Tensor created on the CPU, then copied to the GPU, inside a loop
+# description: |
+#   **Why it matters.** `torch.zeros(n).to(device)` allocates and fills a CPU
+#   tensor, then copies it to the GPU: a host allocation, a synchronous pageable
+#   copy and an extra kernel where one kernel on the device would do. Inside a
+#   loop this repeats every iteration.
+#
+#   **Fix.** Create the tensor on the device (or once, outside the loop):
+#
+#   ```python
+#   weights = torch.ones(10, device=device)
+#   idx = torch.arange(n, device=device)
+#   ```
+#
+#   **How to confirm.** What stepdoctor matches: `.to(<device>)` or `.cuda()` called directly on
+#   `torch.tensor/as_tensor/from_numpy/zeros/ones/empty/full/arange/rand/randn/
+#   randint/linspace/eye/randperm(...)` without `device=`, inside any loop.
+#
+#   **Impact estimate.** The script alone measures nothing, so the impact is a prior: 1% of step time (`impact`), with confidence "likely". With `stepdoctor analyze --script` the finding becomes confirmed and takes the copy share of step time (`memcpy_time_ratio`) when the trace shows pageable host-to-device copies.
+# custom:
+#   id: cpu-tensor-then-copy
+#   severity: low
+#   category: script
+#   requires: [calls]
+#   confidence: likely
+#   params:
+#     impact: 0.01
+#   references:
+#     - https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html#create-tensors-directly-on-the-target-device
+#     - https://pytorch.org/docs/stable/tensor_attributes.html#torch-device
+package stepdoctor.rules.cpu_tensor_then_copy
+
+import rego.v1
+
+import data.stepdoctor.lib.script as slib
+
+params := data.stepdoctor.params["cpu-tensor-then-copy"]
+
+finding contains f if {
+	some c in input.calls
+	c.loop >= 0
+	to_device(c)
+	c.receiver_call in factories
+	not "device" in c.receiver_keywords
+	f := {
+		"msg": sprintf("%s builds the tensor on the CPU and copies it to the GPU in a loop; create it with device=", [c.text]),
+		"impact": params.impact,
+		"location": slib.loc(c),
+	}
+}
+
+factories := {
+	"torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.zeros", "torch.ones",
+	"torch.empty", "torch.full", "torch.arange", "torch.rand", "torch.randn", "torch.randint",
+	"torch.linspace", "torch.eye", "torch.randperm",
+}
+
+# to_device holds for .cuda() and for .to(...) with a device argument.
+to_device(c) if c.name == ".cuda"
+
+to_device(c) if {
+	c.name == ".to"
+	c.keywords.device.present
+}
+
+to_device(c) if {
+	c.name == ".to"
+	count(c.args) > 0
+	a := c.args[0]
+	a.kind == "name"
+	contains(lower(a.text), "device")
+}
+
+to_device(c) if {
+	c.name == ".to"
+	count(c.args) > 0
+	a := c.args[0]
+	a.kind == "name"
+	contains(lower(a.text), "cuda")
+}
+
+to_device(c) if {
+	c.name == ".to"
+	count(c.args) > 0
+	a := c.args[0]
+	a.kind == "string"
+	startswith(a.value, "cuda")
+}
+
+to_device(c) if {
+	c.name == ".to"
+	count(c.args) > 0
+	a := c.args[0]
+	a.kind == "expr"
+	startswith(a.text, "torch.device(")
+}
+

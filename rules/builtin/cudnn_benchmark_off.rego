@@ -1,0 +1,65 @@
+# METADATA
+# title: cuDNN autotuner off for a convolutional model
+# description: |
+#   **Why it matters.** With `torch.backends.cudnn.benchmark = True`, cuDNN
+#   times the available convolution algorithms for each input shape once and
+#   uses the fastest; otherwise it picks by heuristics, often slower. It pays
+#   off when input shapes repeat (fixed image size), the usual case in training.
+#
+#   **Fix.**
+#
+#   ```python
+#   torch.backends.cudnn.benchmark = True   # once, before the training loop
+#   ```
+#
+#   Leave it off when every batch has a new shape (each new shape is re-timed)
+#   or when you need bitwise determinism.
+#
+#   **How to confirm.** What stepdoctor matches: A CUDA script that builds convolutions
+#   (`torch.nn.Conv1d/2d/3d`, `torchvision.models.*`) and assigns the literal
+#   `False` to `torch.backends.cudnn.benchmark` (reported there), or never sets
+#   it (reported at the first convolution).
+#
+#   **Impact estimate.** The script alone measures nothing, so the impact is a prior: 2% of step time (`impact`), with confidence "likely".
+# custom:
+#   id: cudnn-benchmark-off
+#   severity: low
+#   category: script
+#   requires: [features]
+#   confidence: likely
+#   params:
+#     impact: 0.02
+#   references:
+#     - https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html#enable-cudnn-auto-tuner
+#     - https://pytorch.org/docs/stable/backends.html#torch.backends.cudnn.torch.backends.cudnn.benchmark
+package stepdoctor.rules.cudnn_benchmark_off
+
+import rego.v1
+
+import data.stepdoctor.lib.script as slib
+
+params := data.stepdoctor.params["cudnn-benchmark-off"]
+
+finding contains f if {
+	count(input.features.cuda) > 0
+	count(input.features.conv) > 0
+	some u in input.features.cudnn_benchmark
+	slib.literal(u.value, false)
+	f := {
+		"msg": "torch.backends.cudnn.benchmark is set to False in a convolutional CUDA model: cuDNN does not autotune its convolution algorithms",
+		"impact": params.impact,
+		"location": slib.loc(u),
+	}
+}
+
+finding contains f if {
+	count(input.features.cuda) > 0
+	count(input.features.conv) > 0
+	count(input.features.cudnn_benchmark) == 0
+	first := input.features.conv[0]
+	f := {
+		"msg": sprintf("convolutional CUDA model (%s) without torch.backends.cudnn.benchmark = True", [first.name]),
+		"impact": params.impact,
+		"location": slib.loc(first),
+	}
+}

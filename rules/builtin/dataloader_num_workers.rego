@@ -1,0 +1,58 @@
+# METADATA
+# title: DataLoader loads batches in the training process
+# description: |
+#   **Why it matters.** With `num_workers=0` (the default) the DataLoader reads,
+#   decodes and augments every batch in the training process, between steps:
+#   the GPU idles while the next batch is built. Worker processes build batches
+#   in parallel and ahead of time (`prefetch_factor` batches each).
+#
+#   **Fix.**
+#
+#   ```python
+#   loader = DataLoader(dataset, batch_size=64, shuffle=True,
+#                       num_workers=4,            # start near the CPU cores per GPU
+#                       pin_memory=True, persistent_workers=True)
+#   ```
+#
+#   **How to confirm.** What stepdoctor matches: A `DataLoader(...)` call (through any import
+#   alias) without `num_workers`, or with the literal `0`; a variable is trusted.
+#   Not reported when `**kwargs` are passed. In a trace the same mistake shows as
+#   `_SingleProcessDataLoaderIter` and a large `dataloader_time_ratio`; with
+#   `analyze --script` the finding is then confirmed and ranked by that share.
+#   The impact is a prior (`impact`), replaced by the measured DataLoader share
+#   when joined with a trace.
+#
+#   **Impact estimate.** The script alone measures nothing, so the impact is a prior: 10% of step time (`impact`), with confidence "likely". With `stepdoctor analyze --script` the finding becomes confirmed and takes the DataLoader share of step time (`dataloader_time_ratio`) when the trace shows a single-process loader taking more than 5% of it.
+# custom:
+#   id: dataloader-num-workers
+#   severity: medium
+#   category: script
+#   requires: [dataloaders]
+#   confidence: likely
+#   params:
+#     impact: 0.1
+#   references:
+#     - https://pytorch.org/docs/stable/data.html#single-and-multi-process-data-loading
+#     - https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html#enable-async-data-loading-and-augmentation
+package stepdoctor.rules.dataloader_num_workers
+
+import rego.v1
+
+import data.stepdoctor.lib.script as slib
+
+params := data.stepdoctor.params["dataloader-num-workers"]
+
+finding contains f if {
+	some dl in input.dataloaders
+	not dl.kwargs_splat
+	slib.absent_or(dl.num_workers, 0)
+	f := {
+		"msg": sprintf("DataLoader %s: batches are built in the training process while the GPU waits; set num_workers > 0", [how(dl)]),
+		"impact": params.impact,
+		"location": slib.loc(dl),
+	}
+}
+
+how(dl) := "has no num_workers (default 0)" if not dl.num_workers.present
+
+else := "sets num_workers=0"

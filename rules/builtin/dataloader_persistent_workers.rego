@@ -1,0 +1,56 @@
+# METADATA
+# title: DataLoader workers restart every epoch
+# description: |
+#   **Why it matters.** Without `persistent_workers=True`, the DataLoader
+#   shuts its worker processes down at the end of every pass and starts new ones
+#   at the next: each epoch begins with process start-up, dataset pickling and
+#   an empty prefetch queue, so the first steps of every epoch wait for data.
+#
+#   **Fix.**
+#
+#   ```python
+#   loader = DataLoader(dataset, batch_size=64, num_workers=8,
+#                       pin_memory=True, persistent_workers=True)
+#   ```
+#
+#   **How to confirm.** What stepdoctor matches: A `DataLoader(...)` with `num_workers` other than
+#   the literal `0`, without `persistent_workers=True`, assigned to a name that a
+#   loop nested in another loop (epochs) iterates.
+#
+#   **Impact estimate.** The script alone measures nothing, so the impact is a prior: 1% of step time (`impact`), with confidence "likely".
+# custom:
+#   id: dataloader-persistent-workers
+#   severity: low
+#   category: script
+#   requires: [dataloaders, loops]
+#   confidence: likely
+#   params:
+#     impact: 0.01
+#   references:
+#     - https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader
+#     - https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html#enable-async-data-loading-and-augmentation
+package stepdoctor.rules.dataloader_persistent_workers
+
+import rego.v1
+
+import data.stepdoctor.lib.script as slib
+
+params := data.stepdoctor.params["dataloader-persistent-workers"]
+
+finding contains f if {
+	some dl in input.dataloaders
+	not dl.kwargs_splat
+	dl.num_workers.present
+	not slib.literal(dl.num_workers, 0)
+	slib.absent_or(dl.persistent_workers, false)
+	dl.var != ""
+	some l in input.loops
+	l.over_loader
+	l.iter == dl.var
+	l.parent >= 0
+	f := {
+		"msg": sprintf("DataLoader %s uses worker processes without persistent_workers=True: they are restarted at every epoch", [dl.var]),
+		"impact": params.impact,
+		"location": slib.loc(dl),
+	}
+}

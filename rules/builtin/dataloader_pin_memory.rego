@@ -1,0 +1,53 @@
+# METADATA
+# title: DataLoader batches are not pinned for GPU copies
+# description: |
+#   **Why it matters.** Copies to the GPU from ordinary (pageable) memory are
+#   staged by the driver through a pinned bounce buffer: they are slower and
+#   block the host even with `non_blocking=True`. `pin_memory=True` makes the
+#   DataLoader return batches in page-locked memory, so `x.to(device,
+#   non_blocking=True)` runs as an asynchronous DMA that overlaps compute.
+#
+#   **Fix.**
+#
+#   ```python
+#   loader = DataLoader(dataset, batch_size=64, num_workers=4, pin_memory=True)
+#   for x, y in loader:
+#       x = x.to(device, non_blocking=True)
+#   ```
+#
+#   **How to confirm.** What stepdoctor matches: The script uses CUDA (`.cuda()`, a `"cuda"`
+#   device) and a `DataLoader(...)` has no `pin_memory` or the literal `False`.
+#   In a trace this shows as `Memcpy HtoD (Pageable -> Device)` copies
+#   (`memcpy_pageable_htod_count`).
+#
+#   **Impact estimate.** The script alone measures nothing, so the impact is a prior: 5% of step time (`impact`), with confidence "likely". With `stepdoctor analyze --script` the finding becomes confirmed and takes the copy share of step time (`memcpy_time_ratio`) when the trace shows pageable host-to-device copies.
+# custom:
+#   id: dataloader-pin-memory
+#   severity: medium
+#   category: script
+#   requires: [dataloaders, features]
+#   confidence: likely
+#   params:
+#     impact: 0.05
+#   references:
+#     - https://pytorch.org/docs/stable/data.html#memory-pinning
+#     - https://pytorch.org/tutorials/intermediate/pinmem_nonblock.html
+package stepdoctor.rules.dataloader_pin_memory
+
+import rego.v1
+
+import data.stepdoctor.lib.script as slib
+
+params := data.stepdoctor.params["dataloader-pin-memory"]
+
+finding contains f if {
+	count(input.features.cuda) > 0
+	some dl in input.dataloaders
+	not dl.kwargs_splat
+	slib.absent_or(dl.pin_memory, false)
+	f := {
+		"msg": "DataLoader without pin_memory=True in a CUDA script: every batch is copied to the GPU from pageable memory, synchronously",
+		"impact": params.impact,
+		"location": slib.loc(dl),
+	}
+}

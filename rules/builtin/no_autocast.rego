@@ -1,0 +1,62 @@
+# METADATA
+# title: Training loop without mixed precision
+# description: |
+#   **Why it matters.** On GPUs with Tensor Cores (Volta and later),
+#   matmuls and convolutions in float16 / bfloat16 run several times faster than
+#   in float32 and move half the bytes. `torch.autocast` picks the precision per
+#   op and keeps numerically sensitive ops in float32.
+#
+#   **Fix.**
+#
+#   ```python
+#   for x, y in loader:
+#       with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+#           loss = criterion(model(x), y)
+#       loss.backward()              # float16 instead: add torch.amp.GradScaler("cuda")
+#       optimizer.step(); optimizer.zero_grad()
+#   ```
+#
+#   **How to confirm.** What stepdoctor matches: A CUDA script with a loop that calls
+#   `.backward()` or `optimizer.step()` and no `torch.autocast` /
+#   `torch.amp.autocast` / `torch.cuda.amp.autocast` anywhere; reported once, at
+#   the first training loop. Models already in half precision (`model.half()`)
+#   are not recognised.
+#
+#   **Impact estimate.** The script alone measures nothing, so the impact is a prior: 5% of step time (`impact`), with confidence "likely".
+# custom:
+#   id: no-autocast
+#   severity: low
+#   category: script
+#   requires: [loops, features]
+#   confidence: likely
+#   params:
+#     impact: 0.05
+#   references:
+#     - https://pytorch.org/docs/stable/amp.html
+#     - https://pytorch.org/tutorials/recipes/recipes/amp_recipe.html
+package stepdoctor.rules.no_autocast
+
+import rego.v1
+
+import data.stepdoctor.lib.script as slib
+
+params := data.stepdoctor.params["no-autocast"]
+
+finding contains f if {
+	count(input.features.cuda) > 0
+	count(input.features.autocast) == 0
+	some i, l in input.loops
+	l.trains
+	not earlier_training_loop(i)
+	f := {
+		"msg": "the training loop runs in float32: no torch.autocast in this CUDA script",
+		"impact": params.impact,
+		"location": slib.loc(l),
+	}
+}
+
+earlier_training_loop(i) if {
+	some j, l in input.loops
+	j < i
+	l.trains
+}

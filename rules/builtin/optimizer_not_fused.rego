@@ -1,0 +1,56 @@
+# METADATA
+# title: Optimizer built without the fused implementation
+# description: |
+#   **Why it matters.** The default optimizer step on CUDA is the `foreach`
+#   implementation (a few multi-tensor kernels per parameter group); `fused=True`
+#   does the whole update of Adam, AdamW and SGD in fused kernels, with fewer
+#   launches and less memory traffic. `foreach=False` falls back to a Python loop
+#   over parameters: several kernels per parameter per step.
+#
+#   **Fix.**
+#
+#   ```python
+#   optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=True)
+#   ```
+#
+#   **How to confirm.** What stepdoctor matches: In a CUDA script, `torch.optim.Adam`, `AdamW` or
+#   `SGD` built with neither `fused=True` nor `foreach=True` (or with
+#   `foreach=False`); not reported when `**kwargs` are passed.
+#
+#   **Impact estimate.** The script alone measures nothing, so the impact is a prior: 1% of step time (`impact`), with confidence "likely".
+# custom:
+#   id: optimizer-not-fused
+#   severity: low
+#   category: script
+#   requires: [optimizers, features]
+#   confidence: likely
+#   params:
+#     impact: 0.01
+#   references:
+#     - https://pytorch.org/docs/stable/optim.html#algorithms
+#     - https://pytorch.org/docs/stable/generated/torch.optim.AdamW.html
+package stepdoctor.rules.optimizer_not_fused
+
+import rego.v1
+
+import data.stepdoctor.lib.script as slib
+
+params := data.stepdoctor.params["optimizer-not-fused"]
+
+finding contains f if {
+	count(input.features.cuda) > 0
+	some o in input.optimizers
+	o.name in {"torch.optim.Adam", "torch.optim.AdamW", "torch.optim.SGD"}
+	not o.kwargs_splat
+	not slib.literal(o.fused, true)
+	not slib.literal(o.foreach, true)
+	f := {
+		"msg": sprintf("%s is built %s; pass fused=True for a fused CUDA update", [o.name, how(o)]),
+		"impact": params.impact,
+		"location": slib.loc(o),
+	}
+}
+
+how(o) := "with foreach=False (a Python loop over parameters)" if slib.literal(o.foreach, false)
+
+else := "without fused=True"
