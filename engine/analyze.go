@@ -31,6 +31,9 @@ type Options struct {
 	// Rules is the rule set to evaluate (rules.Load); nil means the
 	// built-in pack.
 	Rules *rules.Set
+	// FactsOnly skips rule evaluation: TraceResults carry facts and health
+	// only (stepdoctor facts).
+	FactsOnly bool
 	// Facts holds fact thresholds; the zero value means facts.DefaultConfig.
 	Facts facts.Config
 	// Stdin is read for the path "-" (os.Stdin when nil).
@@ -60,7 +63,7 @@ func Analyze(ctx context.Context, opts Options) (*Result, error) {
 		return nil, &InputError{err}
 	}
 	set := opts.Rules
-	if set == nil {
+	if set == nil && !opts.FactsOnly {
 		if set, err = rules.Builtin(); err != nil {
 			return nil, fmt.Errorf("load built-in rules: %w", err)
 		}
@@ -130,9 +133,12 @@ func analyzeOne(ctx context.Context, path string, stdin io.Reader, cfg facts.Con
 	health := t.Health
 	health.Diagnostics = append(append([]trace.Diagnostic(nil), health.Diagnostics...), f.Diagnostics...)
 	health.Diagnostics = append(health.Diagnostics, crossChecks(&t.Health, f)...)
-	findings, skipped, err := set.Evaluate(ctx, f)
-	if err != nil {
-		return nil, fmt.Errorf("evaluate rules on %s: %w", path, err)
+	var findings []rules.Finding
+	var skipped []rules.NotEvaluated
+	if set != nil {
+		if findings, skipped, err = set.Evaluate(ctx, f); err != nil {
+			return nil, fmt.Errorf("evaluate rules on %s: %w", path, err)
+		}
 	}
 	return &TraceResult{
 		Input:        Input{Path: path, Bytes: t.Bytes, Compressed: t.Gzip},

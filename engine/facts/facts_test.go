@@ -12,7 +12,7 @@ import (
 )
 
 // update is accepted so that `go test ./... -update` works in every package.
-var _ = flag.Bool("update", false, "rewrite golden files (none in this package)")
+var updateFlag = flag.Bool("update", false, "rewrite docs/FACTS.md")
 
 func derive(t *testing.T, b *tracetest.Builder) *facts.Facts {
 	t.Helper()

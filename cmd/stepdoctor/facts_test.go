@@ -1,0 +1,60 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stepdoctor/stepdoctor/engine/facts"
+	"github.com/stepdoctor/stepdoctor/engine/facts/factstest"
+)
+
+// TestFactsSharedTraces runs `stepdoctor facts` on every shared trace and
+// compares each line with REFERENCE.json.
+func TestFactsSharedTraces(t *testing.T) {
+	dir := factstest.SharedTraces(t)
+	ref, names := factstest.Reference(t, dir)
+	var paths []string
+	for _, n := range names {
+		if !factstest.Rejected(ref[n]) {
+			paths = append(paths, filepath.Join(dir, n))
+		}
+	}
+	code, stdout, stderr := runCLI(t, append([]string{"facts"}, paths...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != len(paths) {
+		t.Fatalf("%d lines for %d traces", len(lines), len(paths))
+	}
+	for i, line := range lines {
+		var got map[string]any
+		if err := json.Unmarshal([]byte(line), &got); err != nil {
+			t.Fatalf("line %d: %v", i, err)
+		}
+		name, _ := filepath.Rel(dir, got["file"].(string))
+		t.Run(name, func(t *testing.T) {
+			if got["file"] != paths[i] || got["schema_version"] != float64(facts.SchemaVersion) || got["health"] == nil {
+				t.Errorf("file %v schema_version %v health %v", got["file"], got["schema_version"], got["health"] != nil)
+			}
+			for _, d := range facts.Catalogue {
+				if _, ok := got[d.Name]; !ok {
+					t.Errorf("fact %s missing from the line", d.Name)
+				}
+			}
+			factstest.Compare(t, ref[name], got)
+		})
+	}
+}
+
+func TestFactsList(t *testing.T) {
+	code, stdout, _ := runCLI(t, "facts", "--list")
+	if code != 0 || !strings.Contains(stdout, "gpu_idle_ratio") || strings.Count(stdout, "\n") != len(facts.Catalogue)+1 {
+		t.Fatalf("exit %d, %d lines", code, strings.Count(stdout, "\n"))
+	}
+	if code, _, _ := runCLI(t, "facts"); code != 2 {
+		t.Errorf("facts without paths: exit %d, want 2", code)
+	}
+}

@@ -1,0 +1,112 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/stepdoctor/stepdoctor/engine/facts"
+	"github.com/stepdoctor/stepdoctor/rules"
+)
+
+// Script + trace join
+//
+// JoinScript adds a script's findings (from LintFile) to every trace
+// result. A script finding whose cause the trace measured becomes
+// confirmed and takes the measured share of step time as its impact, so it
+// ranks among the trace findings by measured time:
+//
+//	script rule                                  backed when the trace shows          impact
+//	dataloader-num-workers                       dataloader_single_process and        dataloader_time_ratio
+//	                                             dataloader_time_ratio > 0.05
+//	host-sync-in-loop                            sync_per_step >= 1                   sync_time_ratio (host time blocked
+//	                                                                                  in syncs); the prior when null
+//	blocking-copy, dataloader-pin-memory,        memcpy_pageable_htod_count >= 1      memcpy_time_ratio
+//	cpu-tensor-then-copy
+//
+// Other script findings keep their prior impact and "likely". Every joined
+// finding keeps its Location, and its message starts with file:line:col so
+// that renderers without a location column still point at the line.
+// Several findings backed by the same measurement each carry the full
+// measured share (it is the time their common cause costs, not a sum).
+
+// JoinMinDataloaderRatio is the DataLoader share of step time above which
+// the trace backs dataloader-num-workers (the dataloader-bound rule's
+// default threshold, torch-tb-profiler's 5%).
+const JoinMinDataloaderRatio = 0.05
+
+// JoinMinSyncPerStep is the host syncs per step from which the trace backs
+// host-sync-in-loop (host-sync-in-step's default).
+const JoinMinSyncPerStep = 1.0
+
+// backing returns the measured impact and the evidence sentence when the
+// trace facts back script rule id.
+func backing(id string, f *facts.Facts) (float64, string, []rules.Evidence, bool) {
+	if f == nil {
+		return 0, "", nil, false
+	}
+	switch id {
+	case "dataloader-num-workers":
+		if f.DataloaderSingleProcess != nil && *f.DataloaderSingleProcess && f.DataloaderTimeRatio != nil && *f.DataloaderTimeRatio > JoinMinDataloaderRatio {
+			r := *f.DataloaderTimeRatio
+			return r, fmt.Sprintf("the trace shows a single-process DataLoader taking %.1f%% of step time", 100*r),
+				[]rules.Evidence{{Name: "dataloader_time_ratio", Value: r, Unit: "ratio"}}, true
+		}
+	case "host-sync-in-loop":
+		if f.SyncPerStep != nil && *f.SyncPerStep >= JoinMinSyncPerStep {
+			ev := []rules.Evidence{{Name: "sync_per_step", Value: *f.SyncPerStep, Unit: "per_step"}}
+			if f.SyncTimeRatio == nil {
+				return -1, fmt.Sprintf("the trace shows %.1f host syncs per step", *f.SyncPerStep), ev, true
+			}
+			r := *f.SyncTimeRatio
+			ev = append(ev, rules.Evidence{Name: "sync_time_ratio", Value: r, Unit: "ratio"})
+			return r, fmt.Sprintf("the trace shows %.1f host syncs per step blocking the host %.1f%% of step time", *f.SyncPerStep, 100*r), ev, true
+		}
+	case "blocking-copy", "dataloader-pin-memory", "cpu-tensor-then-copy":
+		if f.MemcpyPageableHtoDCount != nil && *f.MemcpyPageableHtoDCount >= 1 {
+			ev := []rules.Evidence{{Name: "memcpy_pageable_htod_count", Value: float64(*f.MemcpyPageableHtoDCount), Unit: "count"}}
+			if f.MemcpyTimeRatio == nil {
+				return -1, fmt.Sprintf("the trace shows %d pageable host-to-device copies", *f.MemcpyPageableHtoDCount), ev, true
+			}
+			r := *f.MemcpyTimeRatio
+			ev = append(ev, rules.Evidence{Name: "memcpy_time_ratio", Value: r, Unit: "ratio"})
+			return r, fmt.Sprintf("the trace shows %d pageable host-to-device copies; copies take %.1f%% of step time", *f.MemcpyPageableHtoDCount, 100*r), ev, true
+		}
+	}
+	return 0, "", nil, false
+}
+
+// JoinScript adds sr's findings to every trace result in res, confirmed and
+// re-weighted where the trace backs them (see the table above), and ranks
+// each trace's findings again (rules.Rank).
+func JoinScript(res *Result, sr *ScriptResult) {
+	if res == nil || sr == nil {
+		return
+	}
+	for _, tr := range res.Traces {
+		if tr == nil {
+			continue
+		}
+		for _, sf := range sr.Findings {
+			f := sf
+			f.Evidence = append([]rules.Evidence(nil), sf.Evidence...)
+			f.References = append([]string(nil), sf.References...)
+			if sf.Location != nil {
+				loc := *sf.Location
+				f.Location = &loc
+				f.Message = fmt.Sprintf("%s:%d:%d: %s", loc.File, loc.Line, loc.Column, f.Message)
+			}
+			if impact, why, ev, ok := backing(f.Rule, tr.Facts); ok {
+				f.Confidence = rules.Confirmed
+				if impact >= 0 {
+					f.Impact = impact
+				}
+				f.Message += "; confirmed: " + why
+				f.Evidence = append(f.Evidence, ev...)
+			}
+			if f.Evidence == nil {
+				f.Evidence = []rules.Evidence{}
+			}
+			tr.Findings = append(tr.Findings, f)
+		}
+		rules.Rank(tr.Findings)
+	}
+}
