@@ -76,7 +76,7 @@ func Analyze(ctx context.Context, opts Options) (*Result, error) {
 	if stdin == nil {
 		stdin = os.Stdin
 	}
-	res := &Result{SchemaVersion: ResultSchemaVersion, Traces: make([]*TraceResult, len(files))}
+	loaded := make([][]*TraceResult, len(files))
 	errs := make([]error, len(files))
 	prog := newProgress(files, opts.Progress)
 	budget := opts.MemoryBudget
@@ -97,34 +97,48 @@ func Analyze(ctx context.Context, opts Options) (*Result, error) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-cores; mem.Release(w) }()
-			res.Traces[i], errs[i] = analyzeOne(ctx, path, stdin, cfg, set, prog)
+			loaded[i], errs[i] = load(path, stdin, cfg, prog)
 		}()
 	}
 	wg.Wait()
 	// Inside a directory, a JSON file that is not a Kineto trace (an
 	// Execution Trace, a config) is skipped and listed; named files fail.
-	kept := res.Traces[:0]
-	for i, tr := range res.Traces {
+	res := &Result{SchemaVersion: ResultSchemaVersion}
+	for i := range files {
 		if errs[i] != nil && fromDir[i] && errors.Is(errs[i], trace.ErrNotKineto) {
 			res.Skipped = append(res.Skipped, Skipped{Path: files[i], Reason: errs[i].Error()})
 			errs[i] = nil
 			continue
 		}
-		if tr != nil {
-			kept = append(kept, tr)
-		}
+		res.Traces = append(res.Traces, loaded[i]...)
 	}
-	res.Traces = kept
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	if len(res.Traces) == 0 {
 		return nil, &InputError{fmt.Errorf("read traces: no Kineto trace among %d files (%d skipped)", len(files), len(res.Skipped))}
 	}
+	assignRanks(res.Traces)
+	crossRank(res.Traces)
+	if set != nil {
+		for _, tr := range res.Traces {
+			if tr.Findings, tr.NotEvaluated, err = set.Evaluate(ctx, tr.Facts); err != nil {
+				return nil, fmt.Errorf("evaluate rules on %s: %w", tr.Input.Path, err)
+			}
+		}
+	}
 	return res, nil
 }
 
-func analyzeOne(ctx context.Context, path string, stdin io.Reader, cfg facts.Config, set *rules.Set, prog *progress) (*TraceResult, error) {
+// load reads one input: a facts file (several traces) or a trace.
+func load(path string, stdin io.Reader, cfg facts.Config, prog *progress) ([]*TraceResult, error) {
+	if IsFactsFile(path) {
+		trs, err := readFactsFile(path, stdin)
+		if err != nil {
+			return nil, &InputError{err}
+		}
+		return trs, nil
+	}
 	t, err := readTrace(path, stdin, prog)
 	if err != nil {
 		return nil, &InputError{err}
@@ -133,20 +147,11 @@ func analyzeOne(ctx context.Context, path string, stdin io.Reader, cfg facts.Con
 	health := t.Health
 	health.Diagnostics = append(append([]trace.Diagnostic(nil), health.Diagnostics...), f.Diagnostics...)
 	health.Diagnostics = append(health.Diagnostics, crossChecks(&t.Health, f)...)
-	var findings []rules.Finding
-	var skipped []rules.NotEvaluated
-	if set != nil {
-		if findings, skipped, err = set.Evaluate(ctx, f); err != nil {
-			return nil, fmt.Errorf("evaluate rules on %s: %w", path, err)
-		}
-	}
-	return &TraceResult{
-		Input:        Input{Path: path, Bytes: t.Bytes, Compressed: t.Gzip},
-		Facts:        f,
-		Findings:     findings,
-		NotEvaluated: skipped,
-		Health:       health,
-	}, nil
+	return []*TraceResult{{
+		Input:  Input{Path: path, Bytes: t.Bytes, Compressed: t.Gzip},
+		Facts:  f,
+		Health: health,
+	}}, nil
 }
 
 // ReadTrace opens and parses one trace file ("-" reads stdin).

@@ -36,7 +36,11 @@ type Input struct {
 
 // TraceResult holds everything derived from one trace file.
 type TraceResult struct {
-	Input        Input                `json:"input"`
+	Input Input `json:"input"`
+	// Rank identifies the trace among several ranks; RankSource says where
+	// it came from (distributedInfo, file name, input order).
+	Rank         *int64               `json:"rank"`
+	RankSource   string               `json:"rank_source"`
 	Facts        *facts.Facts         `json:"facts"`
 	Findings     []rules.Finding      `json:"findings"`      // ranked, most important first
 	NotEvaluated []rules.NotEvaluated `json:"not_evaluated"` // rules whose required facts are null

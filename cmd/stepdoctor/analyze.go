@@ -21,6 +21,7 @@ type analyzeFlags struct {
 	format   string
 	failOn   string
 	ruleDirs []string
+	script   string
 }
 
 func analyzeCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -43,6 +44,7 @@ Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error.`,
 	c.Flags().StringVar(&fl.format, "format", "", "report format: text, md, html or json (overrides the -o extension)")
 	c.Flags().StringVar(&fl.failOn, "fail-on", "", "exit 1 when a finding has this severity or higher: high, medium, low or info")
 	c.Flags().StringArrayVar(&fl.ruleDirs, "rules", nil, "load team rules (*.rego, *.yaml) from `DIR` as well (repeatable)")
+	c.Flags().StringVar(&fl.script, "script", "", "join the findings of the training script `FILE` (confirmed where the trace measures them)")
 	return c
 }
 
@@ -88,6 +90,13 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 	}
 	for _, sk := range res.Skipped {
 		fmt.Fprintf(stderr, "skipped %s: %s\n", sk.Path, sk.Reason)
+	}
+	if fl.script != "" {
+		sr, err := engine.LintFile(ctx, fl.script, set)
+		if err != nil {
+			return &exitError{2, err}
+		}
+		engine.JoinScript(res, sr)
 	}
 	color := fl.out == "" && isTerminal(stdout) && os.Getenv("NO_COLOR") == ""
 	write := func(w io.Writer) error { return render(w, res, color) }

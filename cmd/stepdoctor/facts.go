@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -37,7 +36,7 @@ separate jobs and merged later. --list prints the catalogue (docs/FACTS.md).`,
 				fmt.Fprintf(stderr, "skipped %s: %s\n", sk.Path, sk.Reason)
 			}
 			for _, tr := range res.Traces {
-				line, err := FactsLine(tr)
+				line, err := engine.FactsLine(tr)
 				if err != nil {
 					return &exitError{2, err}
 				}
@@ -50,21 +49,6 @@ separate jobs and merged later. --list prints the catalogue (docs/FACTS.md).`,
 	}
 	c.Flags().BoolVar(&list, "list", false, "print the fact catalogue: name, unit, definition, source, needs")
 	return c
-}
-
-// FactsLine renders one trace's facts as a JSON Lines record with sorted keys.
-func FactsLine(tr *engine.TraceResult) ([]byte, error) {
-	b, err := json.Marshal(tr.Facts)
-	if err != nil {
-		return nil, fmt.Errorf("encode facts of %s: %w", tr.Input.Path, err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("encode facts of %s: %w", tr.Input.Path, err)
-	}
-	m["file"] = tr.Input.Path
-	m["health"] = tr.Health
-	return json.Marshal(m)
 }
 
 func printCatalogue(w io.Writer) error {

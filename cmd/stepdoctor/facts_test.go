@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -56,5 +57,47 @@ func TestFactsList(t *testing.T) {
 	}
 	if code, _, _ := runCLI(t, "facts"); code != 2 {
 		t.Errorf("facts without paths: exit %d, want 2", code)
+	}
+}
+
+// TestMergeFromFacts reduces each DLRM rank to facts in a separate run,
+// merges the facts files in one analyze, and expects the very report the
+// traces give.
+func TestMergeFromFacts(t *testing.T) {
+	dir := filepath.Join(factstest.SharedTraces(t), "param", "dlrm_kineto")
+	code, want, stderr := runCLI(t, "analyze", "--format", "json", dir)
+	if code != 0 {
+		t.Fatalf("analyze traces: exit %d: %s", code, stderr)
+	}
+	traces, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	tmp := t.TempDir()
+	var shards []string
+	for i, tr := range traces {
+		code, out, stderr := runCLI(t, "facts", tr)
+		if code != 0 {
+			t.Fatalf("facts %s: exit %d: %s", tr, code, stderr)
+		}
+		shard := filepath.Join(tmp, "rank"+string(rune('0'+i))+".jsonl")
+		if err := os.WriteFile(shard, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		shards = append(shards, shard)
+	}
+	code, got, stderr := runCLI(t, append([]string{"analyze", "--format", "json"}, shards...)...)
+	if code != 0 {
+		t.Fatalf("analyze facts: exit %d: %s", code, stderr)
+	}
+	if got != want {
+		t.Errorf("report from facts files differs from the report from traces (%d vs %d bytes)", len(got), len(want))
+		gl, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
+		for i := range min(len(gl), len(wl)) {
+			if gl[i] != wl[i] {
+				t.Errorf("first difference at line %d:\n got: %s\nwant: %s", i+1, gl[i], wl[i])
+				break
+			}
+		}
+	}
+	if !strings.Contains(want, `"rank_count": 8`) {
+		t.Errorf("cross-rank facts missing from the 8-rank report")
 	}
 }

@@ -57,6 +57,10 @@ func (d *deriver) breakdown() {
 	if d.f.HasSteps {
 		d.steps2(win, roleSets)
 	}
+	if d.hasGPU && d.windowNS > 0 {
+		d.f.ComputeKernelTimeRatio = d.ratio(intersect(kernelSet, win).total())
+	}
+	d.collectives()
 	if len(comm) > 0 && d.windowNS > 0 {
 		commW := intersect(commSet, win)
 		overlap := intersect(commW, kernelSet).total()
@@ -260,5 +264,26 @@ func (d *deriver) launchDelays() {
 			Kind: trace.DiagWarning, Reason: "clock_skew", Offset: -1, Count: skew,
 			Message: fmt.Sprintf("%d kernels start before their launch call ends (host/device clock skew; first is event %d); linked by correlation, launch delay clamped at 0", skew, first),
 		})
+	}
+}
+
+// collectives lists the primary device's communication kernels in W with
+// absolute start times.
+func (d *deriver) collectives() {
+	if !d.hasGPU {
+		return
+	}
+	evs := d.t.Events
+	var idx []int
+	for i := range evs {
+		e := &evs[i]
+		if e.Ph == trace.PhComplete && e.Cat == trace.CatKernel && e.DeviceID() == d.primary && d.is(e, kCommKernel) && d.inWindow(e.TS) {
+			idx = append(idx, i)
+		}
+	}
+	sortByStart(evs, idx)
+	for _, i := range idx {
+		e := &evs[i]
+		d.f.Collectives = append(d.f.Collectives, Collective{Name: d.t.Name(e), StartUS: float64(d.t.BaseTimeNS+e.TS) / 1e3, DurUS: float64(e.Dur) / 1e3})
 	}
 }

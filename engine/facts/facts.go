@@ -125,9 +125,10 @@ type Facts struct {
 	// overlapped by compute kernels| / |W|; comm_overlap_ratio = |comm ∩
 	// compute| / |comm| (null without communication kernels). HTA's
 	// comm/comp overlap.
-	CommKernelTimeRatio *float64 `json:"comm_kernel_time_ratio" expr:"comm_kernel_time_ratio"`
-	ExposedCommRatio    *float64 `json:"exposed_comm_ratio" expr:"exposed_comm_ratio"`
-	CommOverlapRatio    *float64 `json:"comm_overlap_ratio" expr:"comm_overlap_ratio"`
+	ComputeKernelTimeRatio *float64 `json:"compute_kernel_time_ratio" expr:"compute_kernel_time_ratio"`
+	CommKernelTimeRatio    *float64 `json:"comm_kernel_time_ratio" expr:"comm_kernel_time_ratio"`
+	ExposedCommRatio       *float64 `json:"exposed_comm_ratio" expr:"exposed_comm_ratio"`
+	CommOverlapRatio       *float64 `json:"comm_overlap_ratio" expr:"comm_overlap_ratio"`
 
 	// Memory (profile_memory=True): from [memory] events of the primary
 	// device. Peak of "Total Allocated" in bytes, that peak / the device's
@@ -182,6 +183,25 @@ type Facts struct {
 	OrphanLaunchRatio  *float64 `json:"orphan_launch_ratio" expr:"orphan_launch_ratio"`
 	TraceBytesPerStep  *float64 `json:"trace_bytes_per_step" expr:"trace_bytes_per_step"`
 
+	// Cross-rank facts, set by the engine when several ranks are analyzed
+	// together (null for a single trace). Per rank: its mean step time,
+	// compute kernel time and communication kernel time, each over the
+	// median across ranks; its mean lateness at collectives (start of the
+	// k-th collective kernel minus the earliest rank's, on the trace clocks);
+	// the share of collectives it starts last; whether it is the straggler
+	// (last at half the collectives or more; without collectives, the
+	// slowest compute at least 5% over the median). Across ranks: spread of compute time ((max - min) / median)
+	// and the collective start skew (max - min start per collective).
+	RankCount                *int64     `json:"rank_count" expr:"rank_count"`
+	RankStepTimeOverMedian   *float64   `json:"rank_step_time_over_median" expr:"rank_step_time_over_median"`
+	RankComputeOverMedian    *float64   `json:"rank_compute_over_median" expr:"rank_compute_over_median"`
+	RankCommOverMedian       *float64   `json:"rank_comm_over_median" expr:"rank_comm_over_median"`
+	RankCollectiveLatenessUS *float64   `json:"rank_collective_lateness_us" expr:"rank_collective_lateness_us"`
+	RankLastArrivalRatio     *float64   `json:"rank_last_arrival_ratio" expr:"rank_last_arrival_ratio"`
+	RankStraggler            *bool      `json:"rank_straggler" expr:"rank_straggler"`
+	RanksComputeSpreadRatio  *float64   `json:"ranks_compute_spread_ratio" expr:"ranks_compute_spread_ratio"`
+	CollectiveSkewUS         *StepStats `json:"collective_skew_us" expr:"collective_skew_us"`
+
 	// Elementwise chains.
 	ElementwiseChainCount     int64   `json:"elementwise_chain_count" expr:"elementwise_chain_count"`
 	ElementwiseChainKernels   int64   `json:"elementwise_chain_kernels" expr:"elementwise_chain_kernels"`
@@ -198,6 +218,10 @@ type Facts struct {
 	TopOps     []OpStat        `json:"top_ops,omitempty" expr:"-"`     // by self CPU time, top 25
 	TopKernels []KernelStat    `json:"top_kernels,omitempty" expr:"-"` // by total time, top 25
 	Labels     []LabelStat     `json:"labels,omitempty" expr:"-"`      // record_function labels, by time
+	// Collectives are the primary device's NCCL/RCCL kernels in W in start
+	// order, with absolute start times (baseTimeNanoseconds applied) for
+	// cross-rank alignment.
+	Collectives []Collective `json:"collectives,omitempty" expr:"-"`
 
 	// Diagnostics noticed while deriving (clock skew between host and
 	// device); the engine adds them to the trace's health.
@@ -273,4 +297,12 @@ type LabelStat struct {
 	TotalUS   float64 `json:"total_us"`
 	PerStepUS float64 `json:"per_step_us"`
 	Ratio     float64 `json:"ratio"`
+}
+
+// Collective is one communication kernel: name, absolute start on the
+// trace clock in microseconds, and duration.
+type Collective struct {
+	Name    string  `json:"name"`
+	StartUS float64 `json:"start_us"`
+	DurUS   float64 `json:"dur_us"`
 }

@@ -188,7 +188,7 @@ type Features struct {
 	DataParallel   []Use `json:"data_parallel"`   // torch.nn.DataParallel
 	DDP            []Use `json:"ddp"`             // torch.nn.parallel.DistributedDataParallel, FSDP
 	Conv           []Use `json:"conv"`            // torch.nn.Conv1d/2d/3d, torchvision.models.*
-	CUDA           []Use `json:"cuda"`            // .cuda(), "cuda" devices, torch.device("cuda")
+	CUDA           []Use `json:"cuda"`            // .cuda(), torch.cuda.*(...), "cuda" devices
 }
 
 // Ignore is one `# stepdoctor: ignore[rule-id, ...] reason` comment.

@@ -776,7 +776,7 @@ func (s *scanner) call(n *sitter.Node, c ctx) {
 	case name == "torch.nn.Conv1d" || name == "torch.nn.Conv2d" || name == "torch.nn.Conv3d" ||
 		strings.HasPrefix(name, "torchvision.models."):
 		ft.Conv = append(ft.Conv, use)
-	case name == ".cuda":
+	case name == ".cuda" || strings.HasPrefix(name, "torch.cuda."):
 		ft.CUDA = append(ft.CUDA, use)
 	case name == "torch.device" || name == ".to":
 		for _, v := range append(slices.Clone(pos), kw["device"]) {

@@ -1,0 +1,73 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/stepdoctor/stepdoctor/engine/facts"
+)
+
+func rankResult(path string, rank *int64, compute float64, starts ...float64) *TraceResult {
+	f := &facts.Facts{Rank: rank, WindowUS: 1000, StepsCount: 1, StepTimeUS: &facts.StepStats{Mean: 1000}}
+	f.ComputeKernelTimeRatio = &compute
+	for _, s := range starts {
+		f.Collectives = append(f.Collectives, facts.Collective{Name: "ncclKernel_AllReduce", StartUS: s, DurUS: 10})
+	}
+	return &TraceResult{Input: Input{Path: path}, Facts: f}
+}
+
+func TestAssignRanks(t *testing.T) {
+	r := func(v int64) *int64 { return &v }
+	trs := []*TraceResult{rankResult("a/rank-3.json", r(1), 0.5), rankResult("a/rank-2.json", r(0), 0.5)}
+	assignRanks(trs)
+	if *trs[0].Rank != 1 || trs[0].RankSource != RankFromDistributedInfo {
+		t.Errorf("distributedInfo: rank %d from %s", *trs[0].Rank, trs[0].RankSource)
+	}
+	trs = []*TraceResult{rankResult("a/worker7.pt.trace.json", nil, 0.5), rankResult("a/worker2.pt.trace.json", r(0), 0.5)}
+	assignRanks(trs)
+	if *trs[0].Rank != 7 || trs[0].RankSource != RankFromFileName {
+		t.Errorf("file name: rank %d from %s", *trs[0].Rank, trs[0].RankSource)
+	}
+	trs = []*TraceResult{rankResult("a/x.json", nil, 0.5), rankResult("a/y.json", nil, 0.5)}
+	assignRanks(trs)
+	if *trs[1].Rank != 1 || trs[1].RankSource != RankFromInputOrder {
+		t.Errorf("input order: rank %d from %s", *trs[1].Rank, trs[1].RankSource)
+	}
+}
+
+// Rank 2 starts two of three collectives last: it is the straggler. Skew
+// per collective: 30, 20, 40 -> mean 30, p50 30, max 40.
+func TestCrossRankStraggler(t *testing.T) {
+	trs := []*TraceResult{
+		rankResult("r0.json", nil, 0.40, 100, 200, 300),
+		rankResult("r1.json", nil, 0.50, 110, 220, 310),
+		rankResult("r2.json", nil, 0.60, 130, 210, 340),
+	}
+	crossRank(trs)
+	f := trs[2].Facts
+	if *f.RankCount != 3 || f.RankStraggler == nil || !*f.RankStraggler || *trs[0].Facts.RankStraggler {
+		t.Fatalf("straggler flags: %v %v %v", *trs[0].Facts.RankStraggler, *trs[1].Facts.RankStraggler, *f.RankStraggler)
+	}
+	if !near(*f.RankLastArrivalRatio, 2.0/3) || !near(*trs[1].Facts.RankLastArrivalRatio, 1.0/3) {
+		t.Errorf("last arrival ratios %v %v", *trs[0].Facts.RankLastArrivalRatio, *f.RankLastArrivalRatio)
+	}
+	sk := f.CollectiveSkewUS
+	if !near(sk.Mean, 30) || !near(sk.P50, 30) || !near(sk.Max, 40) {
+		t.Errorf("collective skew %+v", sk)
+	}
+	// Lateness of rank 2: (30 + 10 + 40) / 3 us.
+	if !near(*f.RankCollectiveLatenessUS, 80.0/3) {
+		t.Errorf("rank 2 lateness %v", *f.RankCollectiveLatenessUS)
+	}
+	// Compute 0.4/0.5/0.6 of 1000 us: median 500, rank 2 at 1.2, spread 0.4.
+	if !near(*f.RankComputeOverMedian, 1.2) || !near(*f.RanksComputeSpreadRatio, 0.4) {
+		t.Errorf("compute over median %v spread %v", *f.RankComputeOverMedian, *f.RanksComputeSpreadRatio)
+	}
+	// A single trace gets no cross-rank facts.
+	one := []*TraceResult{rankResult("r0.json", nil, 0.4, 100)}
+	crossRank(one)
+	if one[0].Facts.RankCount != nil {
+		t.Error("cross-rank facts on a single trace")
+	}
+}
+
+func near(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }

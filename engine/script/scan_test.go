@@ -1,0 +1,188 @@
+package script
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var _ = flag.Bool("update", false, "accepted for go test ./... -update; this package has no golden files")
+
+func scan(t *testing.T, src string) *Facts {
+	t.Helper()
+	f, err := Scan("t.py", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestImportAliases(t *testing.T) {
+	f := scan(t, `import torch.nn.functional as F
+from torch.utils.data import DataLoader as DL
+from torch import optim
+import torch
+x = F.relu(y)
+loader = DL(ds, 32, True, None, None, 4, None, True)
+opt = optim.AdamW(p, fused=True)
+torch.cuda.synchronize()
+`)
+	want := map[string]bool{"torch.nn.functional.relu": true, "torch.utils.data.DataLoader": true, "torch.optim.AdamW": true, "torch.cuda.synchronize": true}
+	for _, c := range f.Calls {
+		delete(want, c.Name)
+	}
+	if len(want) > 0 {
+		t.Errorf("unresolved calls: %v (got %+v)", want, f.Calls)
+	}
+	if len(f.DataLoaders) != 1 {
+		t.Fatalf("dataloaders: %+v", f.DataLoaders)
+	}
+	dl := f.DataLoaders[0]
+	if dl.Var != "loader" || dl.BatchSize.Value != int64(32) || dl.NumWorkers.Value != int64(4) || dl.PinMemory.Value != true || dl.PersistentWorkers.Present {
+		t.Errorf("positional DataLoader args: %+v", dl)
+	}
+	if len(f.Optimizers) != 1 || f.Optimizers[0].Fused.Value != true || f.Optimizers[0].Var != "opt" {
+		t.Errorf("optimizers: %+v", f.Optimizers)
+	}
+}
+
+func TestLoopsAndContexts(t *testing.T) {
+	f := scan(t, `import torch
+for epoch in range(3):
+    for i, (x, y) in enumerate(tqdm(train_loader)):
+        loss = model(x)
+        loss.backward()
+        if i % 10 == 0:
+            print(loss.item())
+        for k in range(4):
+            z = torch.cat([a, b])
+    print(loss.item())
+`)
+	if len(f.Loops) != 3 {
+		t.Fatalf("loops: %+v", f.Loops)
+	}
+	if f.Loops[0].Step || !f.Loops[1].Step || !f.Loops[1].OverLoader || !f.Loops[1].Trains || f.Loops[1].Iter != "train_loader" || f.Loops[1].Parent != 0 {
+		t.Errorf("loops: %+v", f.Loops)
+	}
+	byLine := map[int][]Call{}
+	for _, c := range f.Calls {
+		byLine[c.Line] = append(byLine[c.Line], c)
+	}
+	item := func(line int) Call {
+		for _, c := range byLine[line] {
+			if c.Name == ".item" {
+				return c
+			}
+		}
+		t.Fatalf("no .item() on line %d", line)
+		return Call{}
+	}
+	if c := item(7); c.StepLoop != 1 || !c.Conditional {
+		t.Errorf("guarded item: %+v", c)
+	}
+	if c := item(10); c.StepLoop != -1 || c.Loop != 0 {
+		t.Errorf("per-epoch item: %+v", c)
+	}
+	if c := byLine[9][0]; c.Name != "torch.cat" || !c.InnerLoop || c.StepLoop != 1 || c.Loop != 2 {
+		t.Errorf("cat: %+v", c)
+	}
+	for _, c := range byLine[4] {
+		if c.Name == "model" && strings.Join(c.TensorArgs, ",") != "x" {
+			t.Errorf("tensor args of model(x): %v", c.TensorArgs)
+		}
+	}
+}
+
+func TestPositionsCountCodePoints(t *testing.T) {
+	f := scan(t, "s = \"é\"; x.item()\n")
+	if len(f.Calls) != 1 {
+		t.Fatalf("calls: %+v", f.Calls)
+	}
+	// "s = \"é\"; x." is 11 code points (12 bytes): item starts at column 12.
+	if c := f.Calls[0]; c.Line != 1 || c.Column != 12 {
+		t.Errorf("position %d:%d, want 1:12", c.Line, c.Column)
+	}
+}
+
+func TestSyntaxErrorGivesPartialFacts(t *testing.T) {
+	f := scan(t, `from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=8)
+def broken(:
+    pass
+for x in loader:
+    x.item()
+`)
+	if len(f.Diagnostics) == 0 {
+		t.Fatal("no diagnostic for a syntax error")
+	}
+	if d := f.Diagnostics[0]; d.Line != 3 || d.Kind == "" || d.Message == "" {
+		t.Errorf("diagnostic %+v", d)
+	}
+	if len(f.DataLoaders) != 1 {
+		t.Errorf("facts before the error lost: %+v", f.DataLoaders)
+	}
+	found := false
+	for _, c := range f.Calls {
+		found = found || (c.Name == ".item" && c.Line == 6)
+	}
+	if !found {
+		t.Errorf("facts after the error lost: %+v", f.Calls)
+	}
+}
+
+func TestIgnoreComments(t *testing.T) {
+	f := scan(t, `x.item()  # stepdoctor: ignore[host-sync-in-loop, blocking-copy] logged once
+# stepdoctor: ignore[data-parallel]
+m = nn.DataParallel(m)
+`)
+	if len(f.Ignores) != 2 {
+		t.Fatalf("ignores: %+v", f.Ignores)
+	}
+	a, b := f.Ignores[0], f.Ignores[1]
+	if a.Line != 1 || a.Standalone || strings.Join(a.Rules, ",") != "host-sync-in-loop,blocking-copy" || a.Reason != "logged once" {
+		t.Errorf("trailing ignore: %+v", a)
+	}
+	if b.Line != 2 || !b.Standalone || b.Reason != "" {
+		t.Errorf("standalone ignore: %+v", b)
+	}
+}
+
+func TestProfilerFacts(t *testing.T) {
+	f := scan(t, `from torch.profiler import profile, schedule, tensorboard_trace_handler as tth
+with profile(schedule=schedule(wait=1, warmup=1, active=3), on_trace_ready=tth("./log"), with_stack=True) as prof:
+    for b in loader:
+        step(b)
+        prof.step()
+`)
+	if len(f.Profilers) != 1 {
+		t.Fatalf("profilers: %+v", f.Profilers)
+	}
+	p := f.Profilers[0]
+	if p.Var != "prof" || !p.Schedule.Present || !p.CallsStep || !p.WrapsStepLoop || p.WithStack.Value != true || p.ExportsTrace {
+		t.Errorf("profiler: %+v", p)
+	}
+}
+
+func FuzzScan(f *testing.F) {
+	files, _ := filepath.Glob("../../testdata/scripts/*.py")
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte("for x in (:\n\twith profile( as p:\n"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		fs, err := Scan("f.py", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range fs.Calls {
+			if c.Loop >= len(fs.Loops) || c.StepLoop >= len(fs.Loops) || c.Line < 1 || c.Column < 1 {
+				t.Fatalf("bad call %+v", c)
+			}
+		}
+	})
+}
