@@ -78,6 +78,8 @@ type scanner struct {
 	// tensors holds, per step loop index, the names assigned from calls
 	// (or bound as loop targets) in it.
 	tensors map[int]map[string]bool
+	// lineStarts are the byte offsets where lines begin (built on first use).
+	lineStarts []int
 }
 
 // ctx is the walk's position: enclosing loop, step loop, and whether an
@@ -105,14 +107,16 @@ func short(t string) string {
 // col converts a tree-sitter point (row, byte column) to a 1-based code
 // point column on that row.
 func (s *scanner) col(p sitter.Point) int {
-	start := int(0)
-	row := 0
-	for i := 0; i < len(s.src) && row < int(p.Row); i++ {
-		if s.src[i] == '\n' {
-			row++
-			start = i + 1
+	if s.lineStarts == nil {
+		s.lineStarts = []int{0}
+		for i, c := range s.src {
+			if c == '\n' {
+				s.lineStarts = append(s.lineStarts, i+1)
+			}
 		}
 	}
+	row := min(int(p.Row), len(s.lineStarts)-1)
+	start := s.lineStarts[row]
 	end := min(start+int(p.Column), len(s.src))
 	return utf8.RuneCount(s.src[start:end]) + 1
 }

@@ -1,0 +1,228 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stepdoctor/stepdoctor/engine/facts"
+	"github.com/stepdoctor/stepdoctor/rules"
+)
+
+var wantRE = regexp.MustCompile(`#\s*want:\s*(.*)$`)
+
+// wants reads the `# want: rule-id ...` comments of a script: one entry
+// "line rule-id" per expected finding.
+func wants(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for i, line := range strings.Split(string(b), "\n") {
+		if m := wantRE.FindStringSubmatch(line); m != nil {
+			for _, id := range strings.Fields(m[1]) {
+				out = append(out, fmt.Sprintf("%d %s", i+1, id))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestLintWants checks, analysistest-style, that lint reports exactly the
+// findings each testdata script announces in `# want:` comments.
+func TestLintWants(t *testing.T) {
+	files, err := filepath.Glob("../testdata/scripts/*.py")
+	if err != nil || len(files) < 6 {
+		t.Fatalf("testdata scripts: %v %v", files, err)
+	}
+	res, err := Lint(context.Background(), LintOptions{Paths: []string{"../testdata/scripts"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Scripts) != len(files) {
+		t.Fatalf("linted %d scripts, want %d", len(res.Scripts), len(files))
+	}
+	for _, sr := range res.Scripts {
+		t.Run(filepath.Base(sr.Path), func(t *testing.T) {
+			var got []string
+			for _, f := range sr.Findings {
+				got = append(got, fmt.Sprintf("%d %s", f.Location.Line, f.Rule))
+				if f.Location.File != sr.Path || f.Location.Column < 1 {
+					t.Errorf("finding %s has location %+v", f.Rule, f.Location)
+				}
+			}
+			slices.Sort(got)
+			want := wants(t, sr.Path)
+			for _, w := range want {
+				if i := slices.Index(got, w); i >= 0 {
+					got = slices.Delete(got, i, i+1)
+				} else {
+					t.Errorf("%s:%s: missing finding", sr.Path, w)
+				}
+			}
+			for _, g := range got {
+				t.Errorf("%s:%s: unexpected finding", sr.Path, g)
+			}
+			if len(sr.Diagnostics) > 0 {
+				t.Errorf("diagnostics on a valid script: %+v", sr.Diagnostics)
+			}
+		})
+	}
+}
+
+func TestLintCleanScriptHasNoFindings(t *testing.T) {
+	sr, err := LintFile(context.Background(), "../testdata/scripts/clean.py", mustRules(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sr.Findings) != 0 || len(sr.Suppressed) != 0 {
+		t.Errorf("clean.py: %+v", sr.Findings)
+	}
+}
+
+func mustRules(t *testing.T) *rules.Set {
+	t.Helper()
+	s, err := rules.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func writeScript(t *testing.T, src string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "train.py")
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLintIgnoreComments(t *testing.T) {
+	p := writeScript(t, `import torch
+for x, y in loader:
+    loss = model(x)
+    loss.backward()
+    a = loss.item()  # stepdoctor: ignore[host-sync-in-loop] needed for early stopping
+    # stepdoctor: ignore[host-sync-in-loop]
+    b = loss.item()
+    c = loss.item()  # stepdoctor: ignore[blocking-copy] wrong rule
+    d = 1  # stepdoctor: ignore[host-sync-in-loop] trailing comment does not cover the next line
+    e = loss.item()
+`)
+	sr, err := LintFile(context.Background(), p, mustRules(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []int
+	for _, f := range sr.Findings {
+		if f.Rule == "host-sync-in-loop" {
+			lines = append(lines, f.Location.Line)
+		}
+	}
+	if !slices.Equal(lines, []int{8, 10}) {
+		t.Errorf("reported host syncs on lines %v, want [8 10]", lines)
+	}
+	if len(sr.Suppressed) != 2 || sr.Suppressed[0].Reason != "needed for early stopping" || sr.Suppressed[1].Location.Line != 7 || sr.Suppressed[1].IgnoreLine != 6 {
+		t.Errorf("suppressed: %+v", sr.Suppressed)
+	}
+}
+
+func TestLintSyntaxErrorIsDiagnostic(t *testing.T) {
+	p := writeScript(t, "from torch.utils.data import DataLoader\nloader = DataLoader(ds)\ndef f(:\n")
+	sr, err := LintFile(context.Background(), p, mustRules(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sr.Diagnostics) == 0 || len(sr.Findings) == 0 {
+		t.Errorf("want partial findings and a diagnostic, got %+v / %+v", sr.Findings, sr.Diagnostics)
+	}
+}
+
+func TestLintInputErrors(t *testing.T) {
+	_, err := Lint(context.Background(), LintOptions{Paths: []string{filepath.Join(t.TempDir(), "missing.py")}})
+	var ie *InputError
+	if err == nil || !strings.Contains(err.Error(), "missing.py") || !errorsAs(err, &ie) {
+		t.Errorf("missing file: %v", err)
+	}
+	if _, err := Lint(context.Background(), LintOptions{Paths: []string{t.TempDir()}}); err == nil || !strings.Contains(err.Error(), "no *.py") {
+		t.Errorf("empty dir: %v", err)
+	}
+}
+
+func errorsAs(err error, target **InputError) bool {
+	for e := err; e != nil; {
+		if x, ok := e.(*InputError); ok {
+			*target = x
+			return true
+		}
+		u, ok := e.(interface{ Unwrap() error })
+		if !ok {
+			return false
+		}
+		e = u.Unwrap()
+	}
+	return false
+}
+
+func f64(x float64) *float64 { return &x }
+func i64(x int64) *int64     { return &x }
+func bptr(x bool) *bool      { return &x }
+
+func TestJoinScript(t *testing.T) {
+	sr, err := LintFile(context.Background(), "../testdata/scripts/every_mistake.py", mustRules(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	measured := &facts.Facts{
+		SchemaVersion: facts.SchemaVersion, HasGPU: true, HasSteps: true, StepsCount: 5,
+		DataloaderTimeRatio: f64(0.4), DataloaderSingleProcess: bptr(true),
+		SyncPerStep: f64(3), SyncTimeRatio: f64(0.12),
+		MemcpyPageableHtoDCount: i64(10), MemcpyTimeRatio: f64(0.03),
+	}
+	quiet := &facts.Facts{SchemaVersion: facts.SchemaVersion, HasGPU: true, HasSteps: true, StepsCount: 5,
+		DataloaderTimeRatio: f64(0.01), DataloaderSingleProcess: bptr(false), SyncPerStep: f64(0), MemcpyPageableHtoDCount: i64(0)}
+	res := &Result{Traces: []*TraceResult{
+		{Input: Input{Path: "a.json"}, Facts: measured, Findings: []rules.Finding{{Rule: "dataloader-bound", Impact: 0.4, Confidence: rules.Confirmed, Severity: rules.SeverityHigh, Message: "x"}}},
+		{Input: Input{Path: "b.json"}, Facts: quiet},
+	}}
+	JoinScript(res, sr)
+	first := map[string]rules.Finding{}
+	for _, f := range res.Traces[0].Findings {
+		if _, ok := first[f.Rule]; !ok {
+			first[f.Rule] = f
+		}
+	}
+	for id, want := range map[string]float64{"dataloader-num-workers": 0.4, "host-sync-in-loop": 0.12, "blocking-copy": 0.03, "dataloader-pin-memory": 0.03, "cpu-tensor-then-copy": 0.03} {
+		f := first[id]
+		if f.Confidence != rules.Confirmed || f.Impact != want || !strings.Contains(f.Message, "confirmed: the trace shows") {
+			t.Errorf("%s: confidence %s impact %v message %q, want confirmed at %v", id, f.Confidence, f.Impact, f.Message, want)
+		}
+		if f.Location == nil || !strings.HasPrefix(f.Message, fmt.Sprintf("%s:%d:", sr.Path, f.Location.Line)) {
+			t.Errorf("%s: message does not point at the line: %q", id, f.Message)
+		}
+	}
+	if f := first["no-autocast"]; f.Confidence != rules.Likely {
+		t.Errorf("no-autocast has no trace backing, got %s", f.Confidence)
+	}
+	// Ranked by measured time: the confirmed DataLoader finding is right after dataloader-bound.
+	if got := res.Traces[0].Findings[1].Rule; got != "dataloader-num-workers" {
+		t.Errorf("second finding %s, want dataloader-num-workers", got)
+	}
+	for _, f := range res.Traces[1].Findings {
+		if f.Confidence == rules.Confirmed {
+			t.Errorf("trace b backs nothing, yet %s is confirmed", f.Rule)
+		}
+	}
+	if len(sr.Findings) == 0 || strings.Contains(sr.Findings[0].Message, "confirmed") {
+		t.Error("JoinScript modified the script result")
+	}
+}

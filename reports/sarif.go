@@ -1,0 +1,293 @@
+package reports
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/stepdoctor/stepdoctor/engine"
+	"github.com/stepdoctor/stepdoctor/rules"
+)
+
+// SARIF 2.1.0 (OASIS, https://docs.oasis-open.org/sarif/sarif/v2.1.0/)
+// for `stepdoctor lint`: one run whose tool.driver.rules lists every script
+// rule evaluated (id, title, Markdown doc as help, first reference as
+// helpUri, severity as defaultConfiguration.level and properties), and one
+// result per finding with a physical location: the artifact URI relative to
+// the repository root (uriBaseId %SRCROOT%) and a region whose columns
+// count Unicode code points (run.columnKind). Severities map to levels:
+// high -> error, medium -> warning, low and info -> note. Findings silenced
+// by `# stepdoctor: ignore[...]` are results with an inSource suppression
+// whose justification is the comment's reason. Each result carries
+// partialFingerprints["stepdoctor/v1"]: SHA-256 (hex, first 32 digits) of
+// rule id, relative path, the whitespace-normalised source line and the
+// occurrence number of that triple, so a finding keeps its fingerprint when
+// lines are inserted above it. Syntax errors are warning notifications in
+// the run's invocation. Output is deterministic (no time, no absolute
+// paths).
+
+// SARIFSchemaURI is the $schema written into SARIF output.
+const SARIFSchemaURI = "https://json.schemastore.org/sarif-2.1.0.json"
+
+// SARIFFingerprintKey names stepdoctor's entry in partialFingerprints.
+const SARIFFingerprintKey = "stepdoctor/v1"
+
+type sarifLog struct {
+	Schema  string     `json:"$schema"`
+	Version string     `json:"version"`
+	Runs    []sarifRun `json:"runs"`
+}
+
+type sarifRun struct {
+	Tool        sarifTool         `json:"tool"`
+	Invocations []sarifInvocation `json:"invocations"`
+	ColumnKind  string            `json:"columnKind"`
+	Results     []sarifResult     `json:"results"`
+}
+
+type sarifTool struct {
+	Driver sarifDriver `json:"driver"`
+}
+
+type sarifDriver struct {
+	Name           string      `json:"name"`
+	InformationURI string      `json:"informationUri"`
+	Rules          []sarifRule `json:"rules"`
+}
+
+type sarifText struct {
+	Text     string `json:"text"`
+	Markdown string `json:"markdown,omitempty"`
+}
+
+type sarifRule struct {
+	ID                   string         `json:"id"`
+	Name                 string         `json:"name"`
+	ShortDescription     sarifText      `json:"shortDescription"`
+	FullDescription      sarifText      `json:"fullDescription"`
+	Help                 sarifText      `json:"help"`
+	HelpURI              string         `json:"helpUri,omitempty"`
+	DefaultConfiguration sarifConfig    `json:"defaultConfiguration"`
+	Properties           map[string]any `json:"properties"`
+}
+
+type sarifConfig struct {
+	Level string `json:"level"`
+}
+
+type sarifInvocation struct {
+	ExecutionSuccessful bool                `json:"executionSuccessful"`
+	Notifications       []sarifNotification `json:"toolExecutionNotifications"`
+}
+
+type sarifNotification struct {
+	Level     string          `json:"level"`
+	Message   sarifText       `json:"message"`
+	Locations []sarifLocation `json:"locations"`
+}
+
+type sarifResult struct {
+	RuleID              string             `json:"ruleId"`
+	RuleIndex           int                `json:"ruleIndex"`
+	Level               string             `json:"level"`
+	Message             sarifText          `json:"message"`
+	Locations           []sarifLocation    `json:"locations"`
+	PartialFingerprints map[string]string  `json:"partialFingerprints"`
+	Suppressions        []sarifSuppression `json:"suppressions,omitempty"`
+	Properties          map[string]any     `json:"properties"`
+}
+
+type sarifSuppression struct {
+	Kind          string `json:"kind"`
+	Justification string `json:"justification,omitempty"`
+}
+
+type sarifLocation struct {
+	PhysicalLocation sarifPhysical `json:"physicalLocation"`
+}
+
+type sarifPhysical struct {
+	ArtifactLocation sarifArtifact `json:"artifactLocation"`
+	Region           sarifRegion   `json:"region"`
+}
+
+type sarifArtifact struct {
+	URI       string `json:"uri"`
+	URIBaseID string `json:"uriBaseId"`
+}
+
+type sarifRegion struct {
+	StartLine   int           `json:"startLine"`
+	StartColumn int           `json:"startColumn,omitempty"`
+	EndLine     int           `json:"endLine,omitempty"`
+	EndColumn   int           `json:"endColumn,omitempty"`
+	Snippet     *sarifSnippet `json:"snippet,omitempty"`
+}
+
+type sarifSnippet struct {
+	Text string `json:"text"`
+}
+
+// sarifLevel maps a severity to a SARIF result level.
+func sarifLevel(s rules.Severity) string {
+	switch s {
+	case rules.SeverityHigh:
+		return "error"
+	case rules.SeverityMedium:
+		return "warning"
+	}
+	return "note"
+}
+
+// sarifRuleName turns a kebab-case id into the PascalCase name SARIF
+// viewers show ("host-sync-in-loop" -> "HostSyncInLoop").
+func sarifRuleName(id string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(id, "-") {
+		if part != "" {
+			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+	}
+	return b.String()
+}
+
+// SARIF writes r as a SARIF 2.1.0 log (see the package comment above).
+func SARIF(w io.Writer, r *engine.LintResult) error {
+	if r == nil {
+		return fmt.Errorf("render sarif: %w", errNilResult)
+	}
+	run := sarifRun{
+		Tool: sarifTool{Driver: sarifDriver{
+			Name: "stepdoctor", InformationURI: "https://github.com/stepdoctor/stepdoctor", Rules: []sarifRule{},
+		}},
+		ColumnKind:  "unicodeCodePoints",
+		Results:     []sarifResult{},
+		Invocations: []sarifInvocation{{ExecutionSuccessful: true, Notifications: []sarifNotification{}}},
+	}
+	index := map[string]int{}
+	for _, rl := range r.Rules {
+		index[rl.ID] = len(run.Tool.Driver.Rules)
+		sr := sarifRule{
+			ID: rl.ID, Name: sarifRuleName(rl.ID),
+			ShortDescription:     sarifText{Text: rl.Title},
+			FullDescription:      sarifText{Text: firstParagraph(rl.Doc)},
+			Help:                 sarifText{Text: rl.Doc, Markdown: rl.Doc},
+			DefaultConfiguration: sarifConfig{Level: sarifLevel(rl.Severity)},
+			Properties: map[string]any{
+				"category": rl.Category, "severity": string(rl.Severity),
+				"tags": []string{"performance", "pytorch", rl.Category}, "references": nonNil(rl.References),
+			},
+		}
+		if len(rl.References) > 0 {
+			sr.HelpURI = rl.References[0]
+		}
+		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sr)
+	}
+	for _, s := range r.Scripts {
+		if s == nil {
+			continue
+		}
+		seen := map[string]int{}
+		add := func(f rules.Finding, sup *engine.Suppressed) error {
+			idx, ok := index[f.Rule]
+			if !ok {
+				return fmt.Errorf("render sarif: finding of rule %s in %s: the rule is not in the result's rules", f.Rule, s.Path)
+			}
+			res := sarifResult{
+				RuleID: f.Rule, RuleIndex: idx, Level: sarifLevel(f.Severity), Message: sarifText{Text: f.Message},
+				Locations: []sarifLocation{}, PartialFingerprints: map[string]string{},
+				Properties: map[string]any{"impact": f.Impact, "confidence": string(f.Confidence), "severity": string(f.Severity), "category": f.Category},
+			}
+			line := ""
+			if f.Location != nil {
+				res.Locations = append(res.Locations, sarifLoc(s, f.Location))
+				if s.Facts != nil {
+					line = strings.Join(strings.Fields(s.Facts.LineText(f.Location.Line)), " ")
+				}
+			}
+			key := f.Rule + "\x00" + s.RelPath + "\x00" + line
+			n := seen[key]
+			seen[key]++
+			sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d", key, n)))
+			res.PartialFingerprints[SARIFFingerprintKey] = hex.EncodeToString(sum[:16])
+			if sup != nil {
+				res.Suppressions = []sarifSuppression{{Kind: "inSource", Justification: sup.Reason}}
+			}
+			run.Results = append(run.Results, res)
+			return nil
+		}
+		for _, f := range s.Findings {
+			if err := add(f, nil); err != nil {
+				return err
+			}
+		}
+		for i := range s.Suppressed {
+			if err := add(s.Suppressed[i].Finding, &s.Suppressed[i]); err != nil {
+				return err
+			}
+		}
+		for _, d := range s.Diagnostics {
+			run.Invocations[0].Notifications = append(run.Invocations[0].Notifications, sarifNotification{
+				Level: "warning", Message: sarifText{Text: d.Message},
+				Locations: []sarifLocation{sarifLoc(s, &rules.Location{Line: d.Line, Column: d.Column, EndLine: d.EndLine, EndColumn: d.EndColumn})},
+			})
+		}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(sarifLog{Schema: SARIFSchemaURI, Version: "2.1.0", Runs: []sarifRun{run}}); err != nil {
+		return fmt.Errorf("encode sarif: %w", err)
+	}
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("write sarif: %w", err)
+	}
+	return nil
+}
+
+func sarifLoc(s *engine.ScriptResult, l *rules.Location) sarifLocation {
+	reg := sarifRegion{StartLine: max(l.Line, 1), StartColumn: l.Column}
+	if l.EndLine >= reg.StartLine {
+		reg.EndLine = l.EndLine
+		if l.EndColumn > 0 && (l.EndLine > reg.StartLine || l.EndColumn >= l.Column) {
+			reg.EndColumn = l.EndColumn
+		}
+	}
+	if s.Facts != nil {
+		if t := s.Facts.LineText(reg.StartLine); t != "" {
+			reg.Snippet = &sarifSnippet{Text: t}
+		}
+	}
+	return sarifLocation{PhysicalLocation: sarifPhysical{
+		ArtifactLocation: sarifArtifact{URI: sarifURI(s.RelPath), URIBaseID: "%SRCROOT%"},
+		Region:           reg,
+	}}
+}
+
+// sarifURI percent-encodes a slash-separated relative path for a URI
+// reference (spaces and other reserved characters; slashes kept).
+func sarifURI(p string) string {
+	var b strings.Builder
+	for _, c := range []byte(p) {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', strings.IndexByte("-._~/", c) >= 0:
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
+}
+
+// firstParagraph is the doc's first paragraph, Markdown emphasis markers
+// removed, for SARIF's plain-text fullDescription.
+func firstParagraph(doc string) string {
+	p, _, _ := strings.Cut(strings.TrimSpace(doc), "\n\n")
+	p = strings.ReplaceAll(p, "**", "")
+	return strings.Join(strings.Fields(p), " ")
+}
