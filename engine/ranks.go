@@ -147,6 +147,7 @@ func collectiveSkew(trs []*TraceResult) bool {
 		return false
 	}
 	late := make([]float64, len(trs))
+	wait := make([]float64, len(trs))
 	last := make([]int, len(trs))
 	skews := make([]float64, k)
 	for c := 0; c < k; c++ {
@@ -165,6 +166,22 @@ func collectiveSkew(trs []*TraceResult) bool {
 			}
 		}
 		last[latest]++
+		for r, tr := range trs {
+			wait[r] += hi - tr.Facts.Collectives[c].StartUS
+		}
+	}
+	var waits []float64
+	for r, tr := range trs {
+		if w := tr.Facts.WindowUS; w > 0 {
+			tr.Facts.RankCollectiveWaitRatio = ptr(min(1, wait[r]/w))
+			waits = append(waits, *tr.Facts.RankCollectiveWaitRatio)
+		}
+	}
+	if len(waits) == len(trs) {
+		m := median(waits)
+		for _, tr := range trs {
+			tr.Facts.RanksCollectiveWaitRatio = ptr(m)
+		}
 	}
 	slices.Sort(skews)
 	var sum float64

@@ -62,6 +62,10 @@ func TestCrossRankStraggler(t *testing.T) {
 	if !near(*f.RankComputeOverMedian, 1.2) || !near(*f.RanksComputeSpreadRatio, 0.4) {
 		t.Errorf("compute over median %v spread %v", *f.RankComputeOverMedian, *f.RanksComputeSpreadRatio)
 	}
+	// Waits: rank 0 (30+20+40)/1000, rank 1 (20+0+30)/1000, rank 2 (0+10+0)/1000; median 0.05.
+	if !near(*trs[0].Facts.RankCollectiveWaitRatio, 0.09) || !near(*f.RanksCollectiveWaitRatio, 0.05) {
+		t.Errorf("wait ratios %v median %v", *trs[0].Facts.RankCollectiveWaitRatio, *f.RanksCollectiveWaitRatio)
+	}
 	// A single trace gets no cross-rank facts.
 	one := []*TraceResult{rankResult("r0.json", nil, 0.4, 100)}
 	crossRank(one)

@@ -108,6 +108,8 @@ var Catalogue = []Def{
 	{"rank_comm_over_median", "ratio", "this rank's communication kernel time per step / the median across ranks", srcHere, "2+ ranks, communication kernels"},
 	{"rank_collective_lateness_us", "us", "mean over collectives of this rank's collective kernel start minus the earliest rank's (k-th collective of each rank, trace clocks)", srcHTA + " (straggler analysis)", "2+ ranks, communication kernels"},
 	{"rank_last_arrival_ratio", "ratio", "share of collectives this rank starts last (the others wait for it inside NCCL)", srcHere, "2+ ranks, communication kernels"},
+	{"rank_collective_wait_ratio", "ratio", "sum over collectives of (latest rank's start - this rank's start) / |W|: time this rank waits for the last arrival", srcHere, "2+ ranks, communication kernels"},
+	{"ranks_collective_wait_ratio", "ratio", "median over ranks of rank_collective_wait_ratio: what fixing the straggler would win", srcHere, "2+ ranks, communication kernels"},
 	{"rank_straggler", "bool", "this rank starts at least half the collectives last; without collectives, it has the slowest compute, at least 5% over the median", srcHTA + " (straggler analysis)", "2+ ranks, gpu"},
 	{"ranks_compute_spread_ratio", "ratio", "(max - min) / median of compute kernel time per step across ranks", srcHere, "2+ ranks, gpu"},
 	{"collective_skew_us", "stats_us", "per collective, latest minus earliest start across ranks: mean, p50, p90, max", srcHTA, "2+ ranks, communication kernels"},

@@ -198,6 +198,8 @@ type Facts struct {
 	RankCommOverMedian       *float64   `json:"rank_comm_over_median" expr:"rank_comm_over_median"`
 	RankCollectiveLatenessUS *float64   `json:"rank_collective_lateness_us" expr:"rank_collective_lateness_us"`
 	RankLastArrivalRatio     *float64   `json:"rank_last_arrival_ratio" expr:"rank_last_arrival_ratio"`
+	RankCollectiveWaitRatio  *float64   `json:"rank_collective_wait_ratio" expr:"rank_collective_wait_ratio"`
+	RanksCollectiveWaitRatio *float64   `json:"ranks_collective_wait_ratio" expr:"ranks_collective_wait_ratio"`
 	RankStraggler            *bool      `json:"rank_straggler" expr:"rank_straggler"`
 	RanksComputeSpreadRatio  *float64   `json:"ranks_compute_spread_ratio" expr:"ranks_compute_spread_ratio"`
 	CollectiveSkewUS         *StepStats `json:"collective_skew_us" expr:"collective_skew_us"`
