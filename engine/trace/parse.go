@@ -140,12 +140,18 @@ func (p *parser) run() error {
 		}
 		return fmt.Errorf("byte 0: empty file")
 	}
-	if c == 0xEF { // UTF-8 byte order mark
-		lx.pos += 3
-		p.note(DiagRepair, "bom", "UTF-8 byte order mark skipped", 0)
-		c, err = lx.peek()
-		if err != nil {
-			return fmt.Errorf("byte 3: empty file")
+	if c == 0xEF { // a UTF-8 byte order mark is EF BB BF
+		for lx.end-lx.pos < 3 {
+			if _, ok := lx.fill(lx.pos); !ok {
+				break
+			}
+		}
+		if lx.end-lx.pos >= 3 && lx.buf[lx.pos+1] == 0xBB && lx.buf[lx.pos+2] == 0xBF {
+			lx.pos += 3
+			p.note(DiagRepair, "bom", "UTF-8 byte order mark skipped", 0)
+			if c, err = lx.peek(); err != nil {
+				return fmt.Errorf("byte 3: empty file")
+			}
 		}
 	}
 	switch c {

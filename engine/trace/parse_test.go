@@ -370,3 +370,15 @@ func TestEscapedControlCharIsValid(t *testing.T) {
 		t.Errorf("escaped control character: repaired %v name %q", tr.Health.Repaired, tr.Name(&tr.Events[0]))
 	}
 }
+
+func TestByteOrderMark(t *testing.T) {
+	tr, err := Parse(oneByte{strings.NewReader("\xef\xbb\xbf" + twoEvents + "]}")}, "bom.json")
+	if err != nil || len(tr.Events) != 2 || diag(tr, "bom") == nil {
+		t.Fatalf("BOM: %v %+v", err, tr)
+	}
+	for _, src := range []string{"\xef", "\xef\xbb", "\xef{}"} {
+		if _, err := Parse(strings.NewReader(src), "x.json"); err == nil {
+			t.Errorf("%q: want an error", src)
+		}
+	}
+}
