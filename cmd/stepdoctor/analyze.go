@@ -6,22 +6,27 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/stepdoctor/stepdoctor/engine"
+	"github.com/stepdoctor/stepdoctor/engine/facts"
 	"github.com/stepdoctor/stepdoctor/reports"
 	"github.com/stepdoctor/stepdoctor/rules"
 	"golang.org/x/term"
 )
 
 type analyzeFlags struct {
-	out      string
-	format   string
-	failOn   string
-	ruleDirs []string
-	script   string
+	baseline       string
+	maxRegression  string
+	regressionFact []string
+	out            string
+	format         string
+	failOn         string
+	ruleDirs       []string
+	script         string
 }
 
 func analyzeCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -42,6 +47,9 @@ Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error.`,
 	}
 	c.Flags().StringVarP(&fl.out, "output", "o", "", "write the report to `FILE` (format from the extension: .md, .html, .json)")
 	c.Flags().StringVar(&fl.format, "format", "", "report format: text, md, html or json (overrides the -o extension)")
+	c.Flags().StringVar(&fl.baseline, "baseline", "", "compare with the traces or facts file at `OLD`; with --max-regression, exit 1 on a regression")
+	c.Flags().StringVar(&fl.maxRegression, "max-regression", "10%", "with --baseline: the largest allowed slowdown of mean step time (and of each --regression-fact), e.g. 10% or 0.1; changes within the steps' own spread are noise")
+	c.Flags().StringArrayVar(&fl.regressionFact, "regression-fact", nil, "with --baseline: also gate on this fact getting worse (repeatable), e.g. gpu_idle_ratio")
 	c.Flags().StringVar(&fl.failOn, "fail-on", "", "exit 1 when a finding has this severity or higher: high, medium, low or info")
 	c.Flags().StringArrayVar(&fl.ruleDirs, "rules", nil, "load team rules (*.rego, *.yaml) from `DIR` as well (repeatable)")
 	c.Flags().StringVar(&fl.script, "script", "", "join the findings of the training script `FILE` (confirmed where the trace measures them)")
@@ -107,6 +115,11 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 		fmt.Fprintf(stderr, "wrote %s\n", fl.out)
 	} else if err := write(stdout); err != nil {
 		return &exitError{2, fmt.Errorf("write report: %w", err)}
+	}
+	if fl.baseline != "" {
+		if err := checkBaseline(ctx, fl, res, stdin, stderr); err != nil {
+			return err
+		}
 	}
 	if failBar > 0 {
 		for _, tr := range res.Traces {
@@ -177,4 +190,50 @@ func (p *progressBar) done() {
 	if p.shown {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
+}
+
+// checkBaseline compares the analysis with --baseline and fails (exit 1)
+// when mean step time or a --regression-fact got worse than the bound.
+func checkBaseline(ctx context.Context, fl analyzeFlags, res *engine.Result, stdin io.Reader, stderr io.Writer) error {
+	bound, err := parseBound(fl.maxRegression)
+	if err != nil {
+		return &exitError{2, err}
+	}
+	base, err := engine.Analyze(ctx, engine.Options{Paths: []string{fl.baseline}, Stdin: stdin})
+	if err != nil {
+		return &exitError{2, fmt.Errorf("read baseline: %w", err)}
+	}
+	d := engine.Diff(base, res)
+	if len(d.Pairs) == 0 {
+		return &exitError{2, fmt.Errorf("compare with baseline %s: no trace pairs up (%s)", fl.baseline, strings.Join(d.Unpaired, "; "))}
+	}
+	names := append([]string{"step_time_us.mean"}, fl.regressionFact...)
+	known := map[string]bool{"step_time_us.mean": true}
+	for _, def := range facts.Catalogue {
+		known[def.Name] = true
+	}
+	for _, n := range fl.regressionFact {
+		if !known[n] {
+			return &exitError{2, fmt.Errorf("parse --regression-fact: unknown fact %q (see stepdoctor facts --list)", n)}
+		}
+	}
+	regs := d.Regressions(names, bound)
+	for _, p := range d.Pairs {
+		fmt.Fprintf(stderr, "baseline %s: %s\n", p.Before.Path, baselineLine(p))
+	}
+	if len(regs) > 0 {
+		var parts []string
+		for _, r := range regs {
+			parts = append(parts, fmt.Sprintf("%s: %s", d.Pairs[r.Pair].After.Path, r))
+		}
+		return &exitError{1, fmt.Errorf("regression over %s against %s: %s", fl.maxRegression, fl.baseline, strings.Join(parts, "; "))}
+	}
+	return nil
+}
+
+func baselineLine(p engine.PairDiff) string {
+	if p.SpeedUp == nil {
+		return "no step time on both sides"
+	}
+	return fmt.Sprintf("mean step time %.2fx of the baseline speed (noise ±%.1f%%)", *p.SpeedUp, 100*p.Noise)
 }

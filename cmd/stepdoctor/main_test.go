@@ -139,3 +139,37 @@ func TestStdinAndDirectory(t *testing.T) {
 		t.Fatalf("directory: exit %d: %s", code, stderr)
 	}
 }
+
+func TestDiffAndBaseline(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "traces")
+	slow, fast := filepath.Join(dir, "dataloader_bound.pt.trace.json"), filepath.Join(dir, "healthy.pt.trace.json")
+	code, stdout, stderr := runCLI(t, "diff", slow, fast)
+	if code != 0 || !strings.Contains(stdout, "2.75x faster") || !strings.Contains(stdout, "resolved  dataloader-bound") {
+		t.Fatalf("diff: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for _, f := range []string{"md", "html", "json"} {
+		if code, out, stderr := runCLI(t, "diff", "--format", f, slow, fast); code != 0 || len(out) == 0 {
+			t.Errorf("diff --format %s: exit %d %s", f, code, stderr)
+		}
+	}
+	// Current run slower than the baseline by 175%: exit 1 naming the fact.
+	code, _, stderr = runCLI(t, "analyze", "--baseline", fast, "--max-regression", "10%", slow)
+	if code != 1 || !strings.Contains(stderr, "step_time_us.mean regressed 175.1%") {
+		t.Errorf("regression: exit %d %s", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "analyze", "--baseline", slow, "--max-regression", "10%", fast); code != 0 {
+		t.Errorf("improvement: exit %d %s", code, stderr)
+	}
+	if code, _, _ := runCLI(t, "analyze", "--baseline", fast, "--max-regression", "200%", slow); code != 0 {
+		t.Errorf("175%% is within a 200%% bound: exit %d", code)
+	}
+	if code, _, stderr := runCLI(t, "analyze", "--baseline", fast, "--regression-fact", "gpu_idle_ratio", "--max-regression", "5%", slow); code != 1 || !strings.Contains(stderr, "gpu_idle_ratio") {
+		t.Errorf("fact regression: exit %d %s", code, stderr)
+	}
+	if code, _, _ := runCLI(t, "analyze", "--baseline", fast, "--regression-fact", "nope", slow); code != 2 {
+		t.Errorf("unknown fact: exit %d", code)
+	}
+	if code, _, _ := runCLI(t, "analyze", "--baseline", fast, "--max-regression", "ten", slow); code != 2 {
+		t.Errorf("bad bound: exit %d", code)
+	}
+}

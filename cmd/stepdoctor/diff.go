@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stepdoctor/stepdoctor/engine"
+	"github.com/stepdoctor/stepdoctor/reports"
+)
+
+func diffCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	var out, format string
+	c := &cobra.Command{
+		Use:   "diff BEFORE AFTER",
+		Short: "Compare two analyses of the same workload: speed-up, fact changes beyond noise, findings resolved and new",
+		Long: `diff analyzes BEFORE and AFTER (trace files, directories of rank traces, or facts
+files from stepdoctor facts) and compares them trace by trace (by rank when there
+are several): the step-time speed-up, facts that changed beyond the steps' own
+spread (smaller changes are marked as noise), and findings resolved, new and
+unchanged. Output as for analyze: terminal by default, -o FILE (.md, .html, .json).`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			d, err := diffPaths(cmd.Context(), args[0], args[1], stdin)
+			if err != nil {
+				return err
+			}
+			f := format
+			if f == "" && out != "" {
+				if f, err = reports.FormatFor(out); err != nil {
+					return &exitError{2, err}
+				}
+			}
+			render := map[string]func(io.Writer) error{
+				"":     func(w io.Writer) error { return reports.DiffText(w, d) },
+				"text": func(w io.Writer) error { return reports.DiffText(w, d) },
+				"md":   func(w io.Writer) error { return reports.DiffMarkdown(w, d) },
+				"html": func(w io.Writer) error { return reports.DiffHTML(w, d) },
+				"json": func(w io.Writer) error { return reports.DiffJSON(w, d) },
+			}[f]
+			if render == nil {
+				return &exitError{2, fmt.Errorf("parse --format: unknown format %q (want text, md, html or json)", f)}
+			}
+			if out != "" {
+				if err := reports.WriteFile(out, render); err != nil {
+					return &exitError{2, fmt.Errorf("write diff: %w", err)}
+				}
+				fmt.Fprintf(stderr, "wrote %s\n", out)
+				return nil
+			}
+			if err := render(stdout); err != nil {
+				return &exitError{2, err}
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&out, "output", "o", "", "write the comparison to `FILE` (format from the extension: .md, .html, .json)")
+	c.Flags().StringVar(&format, "format", "", "text, md, html or json (overrides the -o extension)")
+	return c
+}
+
+// diffPaths analyzes both sides with the built-in rules and compares them.
+func diffPaths(ctx context.Context, before, after string, stdin io.Reader) (*engine.DiffResult, error) {
+	var res [2]*engine.Result
+	for i, p := range []string{before, after} {
+		r, err := engine.Analyze(ctx, engine.Options{Paths: []string{p}, Stdin: stdin})
+		if err != nil {
+			return nil, &exitError{2, err}
+		}
+		res[i] = r
+	}
+	return engine.Diff(res[0], res[1]), nil
+}
+
+// parseBound reads a regression bound: "10%" or "0.1".
+func parseBound(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	pct := strings.HasSuffix(t, "%")
+	v, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("parse --max-regression: %q is not a percentage such as 10%% or a fraction such as 0.1", s)
+	}
+	if pct {
+		v /= 100
+	}
+	return v, nil
+}

@@ -1,0 +1,268 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/stepdoctor/stepdoctor/engine/facts"
+	"github.com/stepdoctor/stepdoctor/rules"
+)
+
+// DiffSchemaVersion versions the JSON shape of DiffResult.
+const DiffSchemaVersion = 1
+
+// DiffResult compares two analyses of the same workload (before and after
+// a change), trace by trace.
+type DiffResult struct {
+	SchemaVersion int        `json:"schema_version"`
+	Pairs         []PairDiff `json:"pairs"`
+	// Unpaired lists traces present on one side only.
+	Unpaired []string `json:"unpaired,omitempty"`
+}
+
+// PairDiff compares one trace (one rank) before and after.
+type PairDiff struct {
+	Before Input  `json:"before"`
+	After  Input  `json:"after"`
+	Rank   *int64 `json:"rank"`
+	// SpeedUp is mean step time before / after (> 1 is faster); nil
+	// without steps on both sides.
+	SpeedUp *float64 `json:"speed_up"`
+	// Noise is the relative change below which a difference is noise: the
+	// larger step_time_cv of the two sides (the steps' own spread), at least
+	// MinNoise.
+	Noise     float64        `json:"noise"`
+	Facts     []FactDelta    `json:"facts"`
+	Resolved  []FindingDelta `json:"resolved"`
+	New       []FindingDelta `json:"new"`
+	Unchanged []FindingDelta `json:"unchanged"`
+}
+
+// FactDelta is one numeric fact before and after. Abs is after - before;
+// Rel is Abs / |before| (nil when before is 0). Noise marks a change within
+// the steps' own spread; Worse says whether the change is in the bad
+// direction for this fact.
+type FactDelta struct {
+	Name   string   `json:"name"`
+	Unit   string   `json:"unit"`
+	Before *float64 `json:"before"`
+	After  *float64 `json:"after"`
+	Abs    *float64 `json:"abs"`
+	Rel    *float64 `json:"rel"`
+	Noise  bool     `json:"noise"`
+	Worse  bool     `json:"worse"`
+}
+
+// FindingDelta is a rule's finding on either side (impact 0 when absent).
+type FindingDelta struct {
+	Rule         string         `json:"rule"`
+	Title        string         `json:"title"`
+	Severity     rules.Severity `json:"severity"`
+	ImpactBefore float64        `json:"impact_before"`
+	ImpactAfter  float64        `json:"impact_after"`
+}
+
+// MinNoise is the smallest relative change that is not noise (1%), used
+// when the steps' spread is smaller or unknown.
+const MinNoise = 0.01
+
+// higherIsBetter lists facts whose increase is an improvement; for every
+// other fact an increase is the worse direction.
+var higherIsBetter = map[string]bool{
+	"gpu_busy_ratio": true, "comm_overlap_ratio": true, "tensor_core_kernel_time_ratio": true,
+	"compute_kernel_time_ratio": true, "step_kernel_ratio": true,
+}
+
+// RatioNoise is the absolute change of a ratio fact below which it is
+// noise whatever its relative change (the precision facts are checked to).
+const RatioNoise = 0.005
+
+// Diff pairs the traces of before and after (one each, or by rank) and
+// compares facts and findings.
+func Diff(before, after *Result) *DiffResult {
+	d := &DiffResult{SchemaVersion: DiffSchemaVersion}
+	pairs, unpaired := pairTraces(before.Traces, after.Traces)
+	d.Unpaired = unpaired
+	for _, p := range pairs {
+		d.Pairs = append(d.Pairs, diffPair(p[0], p[1]))
+	}
+	return d
+}
+
+func pairTraces(b, a []*TraceResult) ([][2]*TraceResult, []string) {
+	if len(b) == 1 && len(a) == 1 {
+		return [][2]*TraceResult{{b[0], a[0]}}, nil
+	}
+	byRank := map[int64]*TraceResult{}
+	for _, tr := range a {
+		if tr.Rank != nil {
+			byRank[*tr.Rank] = tr
+		}
+	}
+	var pairs [][2]*TraceResult
+	var unpaired []string
+	used := map[*TraceResult]bool{}
+	for _, tr := range b {
+		if tr.Rank != nil && byRank[*tr.Rank] != nil {
+			pairs = append(pairs, [2]*TraceResult{tr, byRank[*tr.Rank]})
+			used[byRank[*tr.Rank]] = true
+			continue
+		}
+		unpaired = append(unpaired, "before: "+tr.Input.Path)
+	}
+	for _, tr := range a {
+		if !used[tr] {
+			unpaired = append(unpaired, "after: "+tr.Input.Path)
+		}
+	}
+	return pairs, unpaired
+}
+
+func diffPair(b, a *TraceResult) PairDiff {
+	p := PairDiff{Before: b.Input, After: a.Input, Rank: a.Rank, Noise: MinNoise}
+	for _, cv := range []*float64{b.Facts.StepTimeCV, a.Facts.StepTimeCV} {
+		if cv != nil {
+			p.Noise = max(p.Noise, *cv)
+		}
+	}
+	if b.Facts.StepTimeUS != nil && a.Facts.StepTimeUS != nil && a.Facts.StepTimeUS.Mean > 0 {
+		p.SpeedUp = ptr(b.Facts.StepTimeUS.Mean / a.Facts.StepTimeUS.Mean)
+	}
+	bv, av := numericFacts(b.Facts), numericFacts(a.Facts)
+	for _, def := range facts.Catalogue {
+		for _, name := range factLeaves(def) {
+			x, y := bv[name], av[name]
+			if x == nil && y == nil {
+				continue
+			}
+			fd := FactDelta{Name: name, Unit: def.Unit, Before: x, After: y}
+			if x != nil && y != nil {
+				abs := *y - *x
+				fd.Abs = &abs
+				if *x != 0 {
+					fd.Rel = ptr(abs / math.Abs(*x))
+				}
+				fd.Noise = abs == 0 || (fd.Rel != nil && math.Abs(*fd.Rel) <= p.Noise) || (def.Unit == "ratio" && math.Abs(abs) < RatioNoise)
+				up := abs > 0
+				fd.Worse = abs != 0 && up != higherIsBetter[name]
+			}
+			p.Facts = append(p.Facts, fd)
+		}
+	}
+	bf, af := byRule(b.Findings), byRule(a.Findings)
+	for _, id := range sortedKeys(bf, af) {
+		x, y := bf[id], af[id]
+		switch {
+		case x != nil && y == nil:
+			p.Resolved = append(p.Resolved, delta(x, x.Impact, 0))
+		case x == nil && y != nil:
+			p.New = append(p.New, delta(y, 0, y.Impact))
+		default:
+			p.Unchanged = append(p.Unchanged, delta(y, x.Impact, y.Impact))
+		}
+	}
+	return p
+}
+
+// factLeaves names the numeric leaves of a catalogue fact: stats facts
+// expand to name.mean, name.p50, name.p90, name.max.
+func factLeaves(d facts.Def) []string {
+	switch d.Unit {
+	case "stats_us":
+		return []string{d.Name + ".mean", d.Name + ".p50", d.Name + ".p90", d.Name + ".max"}
+	case "object", "id", "bool":
+		return nil
+	}
+	return []string{d.Name}
+}
+
+// numericFacts flattens the facts JSON to numeric leaves (one level of
+// nesting, as name.field).
+func numericFacts(f *facts.Facts) map[string]*float64 {
+	b, _ := json.Marshal(f)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	out := map[string]*float64{}
+	for k, v := range m {
+		switch x := v.(type) {
+		case float64:
+			out[k] = ptr(x)
+		case map[string]any:
+			for k2, v2 := range x {
+				if y, ok := v2.(float64); ok {
+					out[k+"."+k2] = ptr(y)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func byRule(fs []rules.Finding) map[string]*rules.Finding {
+	m := map[string]*rules.Finding{}
+	for i := range fs {
+		if _, ok := m[fs[i].Rule]; !ok {
+			m[fs[i].Rule] = &fs[i]
+		}
+	}
+	return m
+}
+
+func sortedKeys(ms ...map[string]*rules.Finding) []string {
+	seen := map[string]bool{}
+	var keys []string
+	for _, m := range ms {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func delta(f *rules.Finding, before, after float64) FindingDelta {
+	return FindingDelta{Rule: f.Rule, Title: f.Title, Severity: f.Severity, ImpactBefore: before, ImpactAfter: after}
+}
+
+// Regression is a fact that got worse by more than the allowed bound.
+type Regression struct {
+	Pair   int     // index into DiffResult.Pairs
+	Fact   string  // fact name (step_time_us.mean for step time)
+	Change float64 // relative change in the worse direction (0.12 = 12% worse)
+}
+
+func (r Regression) String() string {
+	return fmt.Sprintf("%s regressed %.1f%%", r.Fact, 100*r.Change)
+}
+
+// Regressions lists the facts among names (a fact name, or
+// step_time_us.mean) that got worse by more than bound (relative, 0.1 =
+// 10%) in any pair, ignoring changes within the noise.
+func (d *DiffResult) Regressions(names []string, bound float64) []Regression {
+	var out []Regression
+	for i, p := range d.Pairs {
+		for _, fd := range p.Facts {
+			if !contains(names, fd.Name) || fd.Rel == nil || !fd.Worse || fd.Noise {
+				continue
+			}
+			if change := math.Abs(*fd.Rel); change > bound {
+				out = append(out, Regression{Pair: i, Fact: fd.Name, Change: change})
+			}
+		}
+	}
+	return out
+}
+
+func contains(s []string, x string) bool {
+	for _, v := range s {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,64 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/stepdoctor/stepdoctor/engine/facts"
+	"github.com/stepdoctor/stepdoctor/rules"
+)
+
+func diffSide(mean, cv, idle float64, rulesFired ...string) *Result {
+	f := &facts.Facts{StepsCount: 5, StepTimeUS: &facts.StepStats{Mean: mean, P50: mean, P90: mean, Max: mean}, StepTimeCV: &cv, GPUIdleRatio: &idle}
+	tr := &TraceResult{Input: Input{Path: "t.json"}, Facts: f}
+	for _, r := range rulesFired {
+		tr.Findings = append(tr.Findings, rules.Finding{Rule: r, Impact: 0.2})
+	}
+	return &Result{Traces: []*TraceResult{tr}}
+}
+
+func TestDiffSpeedUpNoiseFindings(t *testing.T) {
+	// 200 ms -> 160 ms with 3% spread: a real 1.25x speed-up; idle 0.50 ->
+	// 0.49 is noise (relative 2% < 3%).
+	d := Diff(diffSide(200_000, 0.03, 0.50, "dataloader-bound", "launch-bound"), diffSide(160_000, 0.02, 0.49, "launch-bound", "amp-not-used"))
+	p := d.Pairs[0]
+	if p.SpeedUp == nil || !near(*p.SpeedUp, 1.25) || !near(p.Noise, 0.03) {
+		t.Fatalf("speed-up %v noise %v", p.SpeedUp, p.Noise)
+	}
+	got := map[string]FactDelta{}
+	for _, fd := range p.Facts {
+		got[fd.Name] = fd
+	}
+	if m := got["step_time_us.mean"]; m.Noise || m.Worse || !near(*m.Rel, -0.2) {
+		t.Errorf("step time delta %+v", m)
+	}
+	if g := got["gpu_idle_ratio"]; !g.Noise {
+		t.Errorf("idle change of 2%% within 3%% spread must be noise: %+v", g)
+	}
+	if len(p.Resolved) != 1 || p.Resolved[0].Rule != "dataloader-bound" || len(p.New) != 1 || p.New[0].Rule != "amp-not-used" || len(p.Unchanged) != 1 {
+		t.Errorf("resolved %v new %v unchanged %v", p.Resolved, p.New, p.Unchanged)
+	}
+	// The reverse change is a 25% regression of mean step time.
+	back := Diff(diffSide(160_000, 0.02, 0.49), diffSide(200_000, 0.03, 0.50))
+	regs := back.Regressions([]string{"step_time_us.mean"}, 0.10)
+	if len(regs) != 1 || !near(regs[0].Change, 0.25) {
+		t.Errorf("regressions %v", regs)
+	}
+	if regs := back.Regressions([]string{"step_time_us.mean"}, 0.30); len(regs) != 0 {
+		t.Errorf("25%% is within a 30%% bound: %v", regs)
+	}
+	// A slowdown within the noise is not a regression.
+	noisy := Diff(diffSide(200_000, 0.10, 0.5), diffSide(210_000, 0.10, 0.5))
+	if regs := noisy.Regressions([]string{"step_time_us.mean"}, 0.01); len(regs) != 0 {
+		t.Errorf("5%% slower with 10%% spread is noise: %v", regs)
+	}
+}
+
+func TestDiffPairsByRank(t *testing.T) {
+	r := func(v int64) *int64 { return &v }
+	b := &Result{Traces: []*TraceResult{{Input: Input{Path: "b0"}, Rank: r(0), Facts: &facts.Facts{}}, {Input: Input{Path: "b1"}, Rank: r(1), Facts: &facts.Facts{}}}}
+	a := &Result{Traces: []*TraceResult{{Input: Input{Path: "a1"}, Rank: r(1), Facts: &facts.Facts{}}, {Input: Input{Path: "a2"}, Rank: r(2), Facts: &facts.Facts{}}}}
+	d := Diff(b, a)
+	if len(d.Pairs) != 1 || d.Pairs[0].Before.Path != "b1" || len(d.Unpaired) != 2 {
+		t.Errorf("pairs %+v unpaired %v", d.Pairs, d.Unpaired)
+	}
+}

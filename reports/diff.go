@@ -1,0 +1,253 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+
+	"github.com/stepdoctor/stepdoctor/engine"
+)
+
+// Before/after reports (stepdoctor diff). One Markdown rendering is the
+// source; HTML wraps it (through goldmark, raw HTML off) in a
+// self-contained page; JSON is the DiffResult; Text is a compact summary.
+
+// DiffMarkdown writes a GitHub-flavoured comparison: per trace pair the
+// step-time speed-up, findings resolved / new / unchanged, and the facts
+// that changed beyond the steps' own spread (the rest collapsed as noise).
+func DiffMarkdown(w io.Writer, d *engine.DiffResult) error {
+	_, err := io.WriteString(w, diffMarkdown(d, true))
+	if err != nil {
+		return fmt.Errorf("render diff: %w", err)
+	}
+	return nil
+}
+
+// diffMarkdown renders the comparison; details puts the noise table in a
+// <details> block (GitHub), else under a plain heading (for goldmark, which
+// drops raw HTML).
+func diffMarkdown(d *engine.DiffResult, details bool) string {
+	var b strings.Builder
+	b.WriteString("# stepdoctor diff\n\n")
+	for _, u := range d.Unpaired {
+		fmt.Fprintf(&b, "- unpaired %s\n", mdText(u))
+	}
+	if len(d.Unpaired) > 0 {
+		b.WriteString("\n")
+	}
+	for _, p := range d.Pairs {
+		title := "Before → after"
+		if p.Rank != nil {
+			title = fmt.Sprintf("Rank %d", *p.Rank)
+		}
+		fmt.Fprintf(&b, "## %s\n\n%s → %s\n\n", title, mdText(p.Before.Path), mdText(p.After.Path))
+		b.WriteString("**" + speedLine(p) + "**\n\n")
+		findingList(&b, "Resolved", p.Resolved)
+		findingList(&b, "New", p.New)
+		findingList(&b, "Unchanged", p.Unchanged)
+		var real, noise []engine.FactDelta
+		for _, fd := range p.Facts {
+			switch {
+			case fd.Abs == nil:
+				real = append(real, fd) // appeared or disappeared
+			case fd.Noise:
+				if *fd.Abs != 0 {
+					noise = append(noise, fd)
+				}
+			default:
+				real = append(real, fd)
+			}
+		}
+		slices.SortStableFunc(real, func(a, b engine.FactDelta) int { return cmpRel(b) - cmpRel(a) })
+		if len(real) > 0 {
+			b.WriteString("| fact | before | after | change |\n|---|---:|---:|---:|\n")
+			for _, fd := range real {
+				fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdCode(fd.Name), diffValue(fd.Before, fd.Unit), diffValue(fd.After, fd.Unit), changeText(fd))
+			}
+			b.WriteString("\n")
+		} else {
+			b.WriteString("No fact changed beyond the noise.\n\n")
+		}
+		if len(noise) > 0 {
+			summary := fmt.Sprintf("%d facts changed within the noise (±%.1f%%, the steps' own spread)", len(noise), 100*p.Noise)
+			if details {
+				fmt.Fprintf(&b, "<details><summary>%s</summary>\n\n", summary)
+			} else {
+				fmt.Fprintf(&b, "### %s\n\n", summary)
+			}
+			b.WriteString("| fact | before | after | change |\n|---|---:|---:|---:|\n")
+			for _, fd := range noise {
+				fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdCode(fd.Name), diffValue(fd.Before, fd.Unit), diffValue(fd.After, fd.Unit), changeText(fd))
+			}
+			if details {
+				b.WriteString("\n</details>")
+			}
+			b.WriteString("\n\n")
+		}
+	}
+	return b.String()
+}
+
+// cmpRel orders fact changes by size (relative, in permille).
+func cmpRel(fd engine.FactDelta) int {
+	if fd.Rel == nil {
+		return math.MaxInt32
+	}
+	return int(math.Abs(*fd.Rel) * 1000)
+}
+
+func speedLine(p engine.PairDiff) string {
+	for _, fd := range p.Facts {
+		if fd.Name != "step_time_us.mean" || fd.Before == nil || fd.After == nil {
+			continue
+		}
+		verdict := "within noise"
+		switch {
+		case fd.Noise:
+		case p.SpeedUp != nil && *p.SpeedUp > 1:
+			verdict = fmt.Sprintf("%.2fx faster", *p.SpeedUp)
+		case p.SpeedUp != nil:
+			verdict = fmt.Sprintf("%.2fx slower", 1 / *p.SpeedUp)
+		}
+		return fmt.Sprintf("Mean step time %s → %s: %s (noise ±%.1f%%)", diffValue(fd.Before, "us"), diffValue(fd.After, "us"), verdict, 100*p.Noise)
+	}
+	return "No step time on both sides (profile with a schedule and prof.step())"
+}
+
+func findingList(b *strings.Builder, label string, fs []engine.FindingDelta) {
+	if len(fs) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "**%s findings**\n\n", label)
+	for _, f := range fs {
+		fmt.Fprintf(b, "- %s (%s): %s, impact %s → %s\n", mdCode(f.Rule), f.Severity, mdText(f.Title), pctText(f.ImpactBefore), pctText(f.ImpactAfter))
+	}
+	b.WriteString("\n")
+}
+
+func pctText(r float64) string { return fmt.Sprintf("%.1f%%", 100*r) }
+
+// diffValue formats a fact value by unit.
+func diffValue(v *float64, unit string) string {
+	if v == nil {
+		return nullMark
+	}
+	x := *v
+	switch unit {
+	case "ratio":
+		return pctText(x)
+	case "us", "stats_us":
+		if math.Abs(x) >= 1000 {
+			return fmt.Sprintf("%.2f ms", x/1000)
+		}
+		return fmt.Sprintf("%.1f µs", x)
+	case "bytes", "bytes_per_step":
+		return fmt.Sprintf("%.0f B", x)
+	}
+	if x == math.Trunc(x) {
+		return fmt.Sprintf("%.0f", x)
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
+func changeText(fd engine.FactDelta) string {
+	switch {
+	case fd.Before == nil:
+		return "new"
+	case fd.After == nil:
+		return "gone"
+	}
+	mark := ""
+	if !fd.Noise {
+		mark = " (better)"
+		if fd.Worse {
+			mark = " (worse)"
+		}
+	}
+	if fd.Rel == nil {
+		return fmt.Sprintf("%+.3g%s", *fd.Abs, mark)
+	}
+	return fmt.Sprintf("%+.1f%%%s", 100**fd.Rel, mark)
+}
+
+// DiffJSON writes the DiffResult as indented JSON.
+func DiffJSON(w io.Writer, d *engine.DiffResult) error {
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return fmt.Errorf("render diff: %w", err)
+	}
+	b = append(b, '\n')
+	if _, err := w.Write(b); err != nil {
+		return fmt.Errorf("render diff: %w", err)
+	}
+	return nil
+}
+
+var diffPage = template.Must(template.New("diff").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
+<title>stepdoctor diff</title>
+<style>
+body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1d2433;max-width:60rem;margin:1.5rem auto;padding:0 1rem}
+table{border-collapse:collapse;margin:.5rem 0;font-size:14px}th,td{border:1px solid #d9dee7;padding:.25rem .5rem}
+td:nth-child(n+2){text-align:right;font-variant-numeric:tabular-nums}code{background:#f4f6f9;padding:0 .2rem}
+h2{border-top:1px solid #d9dee7;padding-top:1rem}@media print{details{display:block}}
+</style></head><body>
+{{.}}
+</body></html>
+`))
+
+// DiffHTML writes the Markdown comparison as one self-contained HTML page.
+func DiffHTML(w io.Writer, d *engine.DiffResult) error {
+	var body bytes.Buffer
+	conv := goldmark.New(goldmark.WithExtensions(extension.GFM)) // raw HTML stays off
+	if err := conv.Convert([]byte(diffMarkdown(d, false)), &body); err != nil {
+		return fmt.Errorf("render diff: %w", err)
+	}
+	if err := diffPage.Execute(w, template.HTML(body.String())); err != nil {
+		return fmt.Errorf("render diff: %w", err)
+	}
+	return nil
+}
+
+// DiffText writes a compact terminal summary.
+func DiffText(w io.Writer, d *engine.DiffResult) error {
+	var b strings.Builder
+	for _, u := range d.Unpaired {
+		fmt.Fprintf(&b, "unpaired %s\n", clean(u))
+	}
+	for _, p := range d.Pairs {
+		if p.Rank != nil {
+			fmt.Fprintf(&b, "rank %d: ", *p.Rank)
+		}
+		fmt.Fprintf(&b, "%s -> %s\n  %s\n", clean(p.Before.Path), clean(p.After.Path), speedLine(p))
+		for _, g := range []struct {
+			label string
+			fs    []engine.FindingDelta
+		}{{"resolved", p.Resolved}, {"new", p.New}} {
+			for _, f := range g.fs {
+				fmt.Fprintf(&b, "  %-9s %s (%s) %s -> %s\n", g.label, f.Rule, f.Severity, pctText(f.ImpactBefore), pctText(f.ImpactAfter))
+			}
+		}
+		n := 0
+		for _, fd := range p.Facts {
+			if fd.Abs != nil && !fd.Noise {
+				n++
+			}
+		}
+		fmt.Fprintf(&b, "  %d facts changed beyond the noise, %d findings unchanged\n", n, len(p.Unchanged))
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("render diff: %w", err)
+	}
+	return nil
+}
