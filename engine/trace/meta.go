@@ -19,7 +19,7 @@ func decompress(br *bufio.Reader) (io.Reader, bool, error) {
 			return nil, true, fmt.Errorf("byte 0: read gzip header: %w", err)
 		}
 		zr.Multistream(true)
-		return zr, true, nil
+		return newReadAhead(zr), true, nil
 	}
 	return br, false, nil
 }

@@ -29,6 +29,9 @@ func Parse(r io.Reader, name string) (*Trace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse trace %s: %w", name, err)
 	}
+	if ra, ok := src.(*readAhead); ok {
+		defer ra.Close()
+	}
 	p := newParser(src, name)
 	p.t.Gzip = gz
 	if err := p.run(); err != nil {

@@ -382,3 +382,27 @@ func TestByteOrderMark(t *testing.T) {
 		}
 	}
 }
+
+// A gzip trace larger than the read-ahead depth parses the same as plain.
+func TestGzipReadAhead(t *testing.T) {
+	var src strings.Builder
+	src.WriteString(`{"traceEvents":[`)
+	n := 60000
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			src.WriteByte(',')
+		}
+		fmt.Fprintf(&src, `{"ph":"X","cat":"cpu_op","name":"op%d","pid":1,"tid":1,"ts":%d,"dur":1,"args":{"pad":"%s"}}`, i%97, i, strings.Repeat("x", i%200))
+	}
+	src.WriteString("]}")
+	plain := parse(t, src.String())
+	zipped, err := Parse(bytes.NewReader(gz(src.String())), "big.json.gz")
+	if err != nil || len(zipped.Events) != n || len(plain.Events) != n || zipped.Bytes != plain.Bytes {
+		t.Fatalf("gzip %v: %d events, plain %d; bytes %d vs %d", err, len(zipped.Events), len(plain.Events), zipped.Bytes, plain.Bytes)
+	}
+	for i := range plain.Events {
+		if plain.Events[i].TS != zipped.Events[i].TS {
+			t.Fatalf("event %d differs", i)
+		}
+	}
+}
