@@ -1,6 +1,7 @@
 package trace_test
 
 import (
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -108,6 +109,51 @@ func BenchmarkEncodingJSON(b *testing.B) {
 				err = json.NewDecoder(f).Decode(&doc)
 				f.Close()
 				if err != nil && err != io.EOF {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkParseGzip measures the reader on gzip input; SetBytes counts
+// uncompressed bytes, so MB/s compares with BenchmarkParse.
+func BenchmarkParseGzip(b *testing.B) {
+	for _, mb := range sizes() {
+		b.Run(fmt.Sprintf("%dMB", mb), func(b *testing.B) {
+			path, size := benchFile(b, mb)
+			gzPath := path + ".gz"
+			if _, err := os.Stat(gzPath); err != nil {
+				in, err := os.Open(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				out, err := os.Create(gzPath + ".tmp")
+				if err != nil {
+					b.Fatal(err)
+				}
+				zw := gzip.NewWriter(out)
+				if _, err := io.Copy(zw, in); err != nil {
+					b.Fatal(err)
+				}
+				zw.Close()
+				out.Close()
+				in.Close()
+				if err := os.Rename(gzPath+".tmp", gzPath); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.SetBytes(size)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				f, err := os.Open(gzPath)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, err = trace.Parse(f, gzPath)
+				f.Close()
+				if err != nil {
 					b.Fatal(err)
 				}
 			}
