@@ -11,19 +11,27 @@ func TestBuiltinLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"dataloader-bound", "gpu-underutilized", "host-sync-in-step", "launch-bound", "pageable-memcpy", "profile-too-short"}
-	var got []Rule
+	// The trace rules of issue 5 (script rules: TestBuiltinScriptRules).
+	want := []string{
+		"amp-not-used", "dataloader-bound", "elementwise-fusion", "exposed-communication",
+		"frequent-memcpy", "gpu-activity-missing", "gpu-underutilized", "host-sync-in-step",
+		"idle-gap-dataloader", "idle-gap-launch", "idle-gap-sync", "launch-bound",
+		"memory-growth", "memory-headroom", "memory-near-capacity", "optimizer-foreach",
+		"optimizer-zero-grad", "pageable-memcpy", "profile-too-short", "profiler-overhead-trace",
+		"repeated-small-op", "step-time-variance",
+	}
+	have := map[string]Rule{}
 	for _, r := range s.Rules() {
-		if r.Category != CategoryScript { // script rules: TestBuiltinScriptRules
-			got = append(got, r)
+		have[r.ID] = r
+	}
+	for _, id := range want {
+		r, ok := have[id]
+		if !ok {
+			t.Errorf("built-in rule %s missing", id)
+			continue
 		}
-	}
-	if len(got) != len(want) {
-		t.Fatalf("got %d rules, want %d", len(got), len(want))
-	}
-	for i, r := range got {
-		if r.ID != want[i] {
-			t.Errorf("rule %d: got %s, want %s", i, r.ID, want[i])
+		if len(r.SuppressedBy) > 0 {
+			t.Errorf("rule %s: suppressed_by %v; built-in rules partition time instead of hiding each other", id, r.SuppressedBy)
 		}
 	}
 }

@@ -18,6 +18,8 @@ const (
 	HintLoader  = "no DataLoader iteration (enumerate(DataLoader)#...__next__) was recorded: profile the loop that iterates the DataLoader, inside the profiled steps"
 	HintLaunch  = "no kernel had a matching launch (cudaLaunchKernel) in the trace: re-profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] together"
 	HintKernels = "no kernel of the primary device started inside the analysis window: profile steps that run GPU work"
+	HintComm    = "no NCCL/RCCL communication kernel ran in the window (a single-process job has none); profile a rank of the distributed job with ProfilerActivity.CUDA"
+	HintOptim   = "no Optimizer.step#... / Optimizer.zero_grad#... span was recorded (inference traces have none): profile training steps that call optimizer.step()"
 )
 
 // factNeeds says which capability each nullable fact depends on: "gpu"
@@ -76,15 +78,20 @@ func hintFor(missing []string, f *facts.Facts) string {
 		default:
 			explained = false
 		}
-		for _, need := range factNeeds[name] {
-			if need == "gpu" && !f.HasGPU {
+		for _, need := range needsOf(name) {
+			switch {
+			case need == "gpu" && !f.HasGPU:
 				add(HintCUDA)
-				explained = true
-			}
-			if need == "steps" && !f.HasSteps {
+			case need == "steps" && !f.HasSteps:
 				add(HintSteps)
-				explained = true
+			case need == "profile_memory" && !f.HasMemory:
+				add(HintMemory)
+			case need == "record_shapes" && !f.HasShapes:
+				add(HintShapes)
+			default:
+				continue
 			}
+			explained = true
 		}
 		if explained || strings.HasPrefix(name, "has_") {
 			continue
@@ -100,8 +107,42 @@ func hintFor(missing []string, f *facts.Facts) string {
 		case "kernel_count", "kernels_per_step", "kernel_launches_per_ms", "short_kernel_ratio":
 			add(HintKernels)
 		default:
-			add("the trace does not contain the events " + name + " is derived from")
+			add(capabilityHint(name))
 		}
 	}
 	return strings.Join(hints, "; ")
+}
+
+// needsOf returns what fact name depends on: factNeeds, else the Needs of
+// its facts.Catalogue entry ("gpu", "steps", "profile_memory", ...).
+func needsOf(name string) []string {
+	if n, ok := factNeeds[name]; ok {
+		return n
+	}
+	for _, d := range facts.Catalogue {
+		if d.Name == name && d.Needs != "" {
+			return strings.Split(d.Needs, ", ")
+		}
+	}
+	return nil
+}
+
+// capabilityHint explains a null fact whose capabilities the trace has,
+// from the other needs in its catalogue entry.
+func capabilityHint(name string) string {
+	for _, need := range needsOf(name) {
+		switch need {
+		case "communication kernels":
+			return HintComm
+		case "optimizer spans", "optimizer step spans", "zero_grad spans":
+			return HintOptim
+		case "deviceProperties":
+			return HintDevice
+		case "launch links":
+			return HintLaunch
+		case "DataLoader events":
+			return HintLoader
+		}
+	}
+	return "the trace does not contain the events " + name + " is derived from"
 }

@@ -39,13 +39,23 @@
 #   work (decoding, augmentation) is too slow for the GPU: move augmentation
 #   to the GPU, cache decoded samples, or use a faster format.
 #
-#   **Impact estimate.** The DataLoader share of step time itself
-#   (`dataloader_time_ratio`): with enough workers the fetch overlaps with
-#   compute and leaves the critical path almost entirely. Confirmed: the
-#   share is measured directly.
+#   **Impact estimate.** The GPU idle time spent while the launching thread
+#   was inside the DataLoader (`gpu_idle_dataloader_ratio`): what leaves the
+#   critical path once workers prefetch. Loading that overlaps with queued
+#   GPU work costs nothing and is not counted. In CPU-only traces the whole
+#   DataLoader share counts. Confirmed: both shares are measured. The
+#   message still shows the DataLoader's whole share of the step.
+#
+#   **Severity.** By impact: high from 20%, medium from 2%, low below.
+#
+#   **Relation to idle-gap-dataloader.** This rule owns GPU idle time spent
+#   in the DataLoader whenever `dataloader_time_ratio` exceeds `min_ratio`;
+#   idle-gap-dataloader reports that idle time only when this rule does not
+#   (no ProfilerStep spans, or a small DataLoader share), so it is never
+#   counted twice.
 # custom:
 #   id: dataloader-bound
-#   severity: medium
+#   severity: high
 #   category: input-pipeline
 #   requires: [dataloader_time_ratio]
 #   examples: dataloader
@@ -63,25 +73,33 @@ import data.stepdoctor.lib
 
 params := data.stepdoctor.params["dataloader-bound"]
 
+# claims: this rule owns the GPU idle time spent in the DataLoader.
+claims if input.dataloader_time_ratio > params.min_ratio
+
+# The GPU idle time the DataLoader causes; all of the DataLoader share when
+# the trace has no GPU.
+impact := input.gpu_idle_dataloader_ratio if input.gpu_idle_dataloader_ratio != null
+else := input.dataloader_time_ratio
+
 finding contains f if {
+	claims
 	ratio := input.dataloader_time_ratio
-	ratio > params.min_ratio
-	single := input.dataloader_single_process == true
 	f := {
-		"msg": sprintf("DataLoader takes %s of step time%s", [lib.pct(ratio), detail(single)]),
-		"impact": ratio,
-		"severity": severity(single),
-		"evidence": [
-			{"name": "dataloader_time_ratio", "value": ratio, "unit": "ratio"},
-			{"name": "dataloader_single_process", "value": to_number(single), "unit": "bool"},
-		],
+		"msg": sprintf("DataLoader takes %s %s%s%s", [lib.pct(ratio), lib.of_time, detail, waits]),
+		"impact": impact,
+		"severity": lib.severity(impact, "high"),
+		"evidence": evidence,
 	}
 }
 
-severity(true) := "high"
+detail := " (single-process iterator, num_workers=0)" if input.dataloader_single_process == true
+else := ""
 
-severity(false) := "medium"
+waits := sprintf("; the GPU waits on it %s %s", [lib.pct(input.gpu_idle_dataloader_ratio), lib.of_time]) if input.gpu_idle_dataloader_ratio != null
+else := ""
 
-detail(true) := " (single-process iterator)"
-
-detail(false) := ""
+evidence := [
+	{"name": "dataloader_time_ratio", "value": input.dataloader_time_ratio, "unit": "ratio"},
+	{"name": "gpu_idle_dataloader_ratio", "value": input.gpu_idle_dataloader_ratio, "unit": "ratio"},
+] if input.gpu_idle_dataloader_ratio != null
+else := [{"name": "dataloader_time_ratio", "value": input.dataloader_time_ratio, "unit": "ratio"}]

@@ -1,52 +1,59 @@
 # METADATA
-# title: GPU is idle most of the step
+# title: GPU idle while the host records no work
 # description: |
-#   **Why it matters.** The GPU executes kernels, copies or memsets during
-#   less than half of the analysis window, so at least half of the expensive
-#   device's time is wasted. The 50% threshold is the one the PyTorch
-#   TensorBoard profiler plugin (torch-tb-profiler) uses for its "low
-#   utilization" recommendation. This rule is the catch-all: it stays quiet
-#   when a more specific rule (dataloader-bound, launch-bound,
-#   host-sync-in-step) already explains the idle time.
+#   **Why it matters.** The GPU has nothing to run while the thread that
+#   launches its work is not inside any event the profiler recorded: no
+#   operator, runtime call, DataLoader, sync or optimizer span. That time
+#   goes to Python itself (the training loop, loss bookkeeping, logging,
+#   metric code, Python-side model logic between ops) or to work the
+#   profiler did not trace. The TensorBoard profiler plugin flags GPU
+#   utilization under 50%; Nsight Systems' `gpu_time_util` rule flags low
+#   utilization too. This rule reports only the part of the idle time no
+#   other rule explains (the idle-gap causes partition it), and only when it
+#   is material: at least 10% of the time (`min_untraced_ratio`), with at
+#   least `min_kernels` (10) kernels in the window so the trace is more
+#   than a one-off launch.
 #
-#   **How to confirm.** In the trace viewer, the GPU stream rows show long
-#   gaps inside each `ProfilerStep#N`. Check what the CPU threads do during
-#   the gaps: Python work (loss bookkeeping, logging, metric computation),
-#   optimizer steps on the CPU, checkpointing, or waiting on other ranks.
-#   HTA's idle-time breakdown classifies the gaps (host wait, kernel wait).
+#   **How to confirm.** In the trace viewer, the GPU rows show gaps while
+#   the main thread row is empty or shows only `ProfilerStep#N`. Profile
+#   with `with_stack=True` to see `python_function` events in the gaps, or
+#   use a Python profiler (py-spy) on the loop.
 #
-#   **Fix.** Give the GPU more work per step and move host work off the
-#   critical path:
+#   **Fix.** Give the GPU more work per Python-side step and take Python off
+#   the critical path:
 #
 #   ```python
-#   # Larger batches amortise the fixed per-step host cost
+#   # Larger batches amortise the fixed per-step Python cost
 #   loader = DataLoader(dataset, batch_size=2 * batch_size, ...)
 #   # (scale the learning rate, or accumulate gradients to keep the
 #   #  effective batch if convergence requires it)
 #
-#   # Mixed precision makes the GPU part shorter but the host part does
-#   # not change, so fix host bottlenecks first
-#   with torch.autocast("cuda", dtype=torch.bfloat16):
-#       loss = model(x).loss
+#   # Compile the model: fewer Python round trips per step
+#   model = torch.compile(model)
+#
+#   # Move logging and metric code out of the step, or run it every N steps
 #   ```
 #
-#   **Impact estimate.** Half of `gpu_idle_ratio`: a larger batch or moving
-#   host work off the step usually recovers part of the idle time, but some
-#   of it is serial CPU work the trace cannot attribute. Likely: the cause
-#   is not identified.
+#   **Impact estimate.** `gpu_idle_untraced_ratio`, the idle time with
+#   nothing recorded on the launching thread: an upper bound, since part of
+#   it may be work that must stay serial. Likely: the cause is not
+#   identified.
+#
+#   **Severity.** By impact: medium from 2%, low below; never high, since
+#   the cause is not identified.
 # custom:
 #   id: gpu-underutilized
 #   severity: medium
 #   category: kernel-efficiency
-#   requires: [gpu_idle_ratio]
+#   requires: [has_gpu, kernel_count, gpu_idle_ratio, gpu_idle_untraced_ratio]
 #   confidence: likely
-#   suppressed_by: [dataloader-bound, launch-bound, host-sync-in-step]
 #   params:
-#     min_idle_ratio: 0.5
-#     recoverable_share: 0.5
+#     min_untraced_ratio: 0.1
+#     min_kernels: 10
 #   references:
 #     - https://github.com/pytorch/kineto/tree/main/tb_plugin
 #     - https://hta.readthedocs.io/en/latest/source/features/idle_time_breakdown.html
+#     - https://docs.nvidia.com/nsight-systems/UserGuide/index.html#expert-systems-analysis
 #     - https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html
 package stepdoctor.rules.gpu_underutilized
 
@@ -57,11 +64,17 @@ import data.stepdoctor.lib
 params := data.stepdoctor.params["gpu-underutilized"]
 
 finding contains f if {
+	input.kernel_count >= params.min_kernels
+	untraced := input.gpu_idle_untraced_ratio
+	untraced >= params.min_untraced_ratio
 	idle := input.gpu_idle_ratio
-	idle > params.min_idle_ratio
 	f := {
-		"msg": sprintf("The GPU is idle %s of step time (busy %s)", [lib.pct(idle), lib.pct(1 - idle)]),
-		"impact": idle * params.recoverable_share,
-		"evidence": [{"name": "gpu_idle_ratio", "value": idle, "unit": "ratio"}],
+		"msg": sprintf("The GPU is idle %s %s while the launching thread runs nothing the profiler recorded (Python between ops, untraced work); idle in total %s, busy %s", [lib.pct(untraced), lib.of_time, lib.pct(idle), lib.pct(1 - idle)]),
+		"impact": untraced,
+		"severity": lib.severity(untraced, "medium"),
+		"evidence": [
+			{"name": "gpu_idle_untraced_ratio", "value": untraced, "unit": "ratio"},
+			{"name": "gpu_idle_ratio", "value": idle, "unit": "ratio"},
+		],
 	}
 }

@@ -8,7 +8,9 @@
 #   data-dependent op such as `torch.nonzero` or boolean masking) blocks the
 #   host until the queue drains. Then the GPU idles while the host launches
 #   the next kernels. One or more syncs in every step means the pipeline
-#   drains every step.
+#   drains every step. The PyTorch performance tuning guide lists avoiding
+#   unnecessary synchronization as a first fix; Nsight Systems' expert
+#   rule `cuda_api_sync` flags the same calls.
 #
 #   **How to confirm.** In the trace viewer, look for
 #   `cudaStreamSynchronize` / `cudaDeviceSynchronize` (often under
@@ -35,29 +37,31 @@
 #   copy results to the host with `.to("cpu", non_blocking=True)` into
 #   pinned memory when you must.
 #
-#   **Impact estimate.** The trace gives the sync count and the host time
-#   blocked in syncs (`sync_time_ratio`), not the GPU stall each one causes
-#   (the host must refill the launch queue after every sync), so the estimate
-#   is 2% of step time per sync per step (`impact_per_sync`), capped at 25%,
-#   never above `gpu_idle_ratio` (a sync only costs time where the GPU would
-#   otherwise be busy) and never above `sync_time_ratio`. It is an
-#   inference, so confidence is "likely".
+#   **Impact estimate.** The GPU idle time spent while the launching thread
+#   was blocked in a sync (`gpu_idle_sync_ratio`), measured directly. It is
+#   a lower bound: after each sync the host must refill the queue, and that
+#   refill shows up as idle time while the host issues work (launch-bound,
+#   idle-gap-launch), where it is counted instead.
+#
+#   **Severity.** By impact: high from 20%, medium from 2%, low below, so
+#   syncs that cost nothing measurable are reported but stay low.
+#
+#   **Relation to idle-gap-sync.** This rule owns sync idle time whenever the
+#   host syncs at least `min_per_step` times per step; idle-gap-sync reports
+#   it only otherwise (no steps, or rare but long syncs).
 # custom:
 #   id: host-sync-in-step
-#   severity: medium
+#   severity: high
 #   category: host-overhead
-#   requires: [has_gpu, sync_per_step, gpu_idle_ratio]
+#   requires: [has_gpu, sync_per_step, gpu_idle_sync_ratio]
 #   examples: sync
-#   confidence: likely
 #   params:
 #     min_per_step: 1
-#     impact_per_sync: 0.02
-#     max_impact: 0.25
 #   references:
 #     - https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html#avoid-unnecessary-cpu-gpu-synchronization
 #     - https://pytorch.org/docs/stable/generated/torch.cuda.set_sync_debug_mode.html
 #     - https://pytorch.org/docs/stable/notes/cuda.html#asynchronous-execution
-#     - https://docs.nvidia.com/nsight-systems/UserGuide/index.html
+#     - https://docs.nvidia.com/nsight-systems/UserGuide/index.html#expert-systems-analysis
 package stepdoctor.rules.host_sync_in_step
 
 import rego.v1
@@ -66,21 +70,21 @@ import data.stepdoctor.lib
 
 params := data.stepdoctor.params["host-sync-in-step"]
 
-# Host time blocked in syncs bounds what removing them can win.
-blocked := input.sync_time_ratio if input.sync_time_ratio != null
-else := 1
+# claims: this rule owns the GPU idle time spent in host syncs.
+claims if input.sync_per_step >= params.min_per_step
 
 finding contains f if {
+	claims
 	n := input.sync_per_step
-	n >= params.min_per_step
-	impact := min([n * params.impact_per_sync, params.max_impact, input.gpu_idle_ratio, blocked])
+	idle := input.gpu_idle_sync_ratio
 	f := {
-		"msg": sprintf("The host synchronizes with the GPU %s times per step (.item(), .cpu(), torch.cuda.synchronize() or synchronous copies); the GPU is idle %s of step time", [lib.fixed(n, 1), lib.pct(input.gpu_idle_ratio)]),
-		"impact": impact,
+		"msg": sprintf("The host synchronizes with the GPU %s times per step (.item(), .cpu(), torch.cuda.synchronize() or synchronous copies); the GPU sits idle %s %s while the host waits in them", [lib.fixed(n, 1), lib.pct(idle), lib.of_time]),
+		"impact": idle,
+		"severity": lib.severity(idle, "high"),
 		"evidence": [
 			{"name": "sync_per_step", "value": n, "unit": "per_step"},
-			{"name": "gpu_idle_ratio", "value": input.gpu_idle_ratio, "unit": "ratio"},
-			{"name": "sync_time_ratio", "value": blocked, "unit": "ratio"},
+			{"name": "gpu_idle_sync_ratio", "value": idle, "unit": "ratio"},
+			{"name": "sync_time_ratio", "value": lib.num(input.sync_time_ratio), "unit": "ratio"},
 		],
 	}
 }

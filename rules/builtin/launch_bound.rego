@@ -8,16 +8,19 @@
 #   time is set by the CPU's launch rate, not by the GPU. This is typical of
 #   small models, small batches, and long chains of elementwise ops.
 #
-#   The rule fires when at least half the kernels are short
-#   (`short_kernel_ratio >= 0.5`; "short" is the facts' 10 us threshold),
-#   the GPU is idle at least 20% of the window, and the host paces the GPU:
-#   either launches are dense (`kernel_launches_per_ms >= 20`, one kernel
-#   every 50 us or faster on average) or at least half the kernels took no
-#   longer than their own launch call (`launch_bound_kernel_ratio >= 0.5`,
-#   then the finding is confirmed; otherwise it is likely). It stays quiet
-#   when most kernels are replayed from a CUDA/HIP Graph
-#   (`graph_launched_kernel_ratio >= 0.5`): those already skip per-kernel
-#   launches, and the advice below would not apply.
+#   The rule looks for that pattern: at least `min_kernels` (50) kernels in
+#   the window, so the gaps form a pattern rather than a one-off; at least
+#   half of them short (`short_kernel_ratio >= 0.5`, "short" being the
+#   facts' 10 us); and evidence that the host paces the GPU: launches are
+#   dense (`kernel_launches_per_ms >= 10`, one kernel per 100 us or faster)
+#   or at least half the kernels took no longer than their own launch call
+#   (`launch_bound_kernel_ratio >= 0.5`; then the finding is confirmed,
+#   otherwise likely). It stays quiet when most kernels are replayed from a
+#   CUDA/HIP Graph (`graph_launched_kernel_ratio >= 0.5`): those already
+#   skip per-kernel launches. It fires when the GPU is idle at least 5% of
+#   the time while the host issues work. Thresholds are stepdoctor
+#   defaults; HTA's kernel breakdown and Nsight Systems' GPU gaps rule
+#   (`gpu_gaps`) show the same gaps.
 #
 #   **How to confirm.** In the trace viewer, zoom into a step: the GPU
 #   stream shows many thin kernels separated by gaps, while the CPU thread
@@ -46,32 +49,45 @@
 #   Also prefer fused implementations (`torch.optim.AdamW(..., fused=True)`
 #   or `foreach=True`, `F.scaled_dot_product_attention`).
 #
-#   **Impact estimate.** `gpu_idle_ratio x short_kernel_ratio`: the share of
-#   GPU idle time attributed to gaps between short kernels, which CUDA
-#   Graphs or fusion remove. The rest of the idle time has other causes.
+#   **Impact estimate.** The GPU idle time spent while the launching thread
+#   was in runtime calls or CPU operators (`gpu_idle_launch_ratio +
+#   gpu_idle_cpu_op_ratio`): the time the GPU waits for the host to issue
+#   the next kernel, which CUDA Graphs or fusion remove. Idle time in the
+#   DataLoader, in syncs, in the optimizer or with nothing recorded belongs
+#   to other rules. The part that repeated-small-op already claims is
+#   subtracted, so the two never count the same time.
+#
+#   **Severity.** By impact: high from 20%, medium from 2%, low below.
+#
+#   **Relation to idle-gap-launch.** Both measure the same idle share. This
+#   rule owns it when the kernels show the tiny-kernel pattern above;
+#   idle-gap-launch reports it otherwise (big kernels behind slow host
+#   work, or graph replays), never both.
 # custom:
 #   id: launch-bound
 #   severity: high
 #   category: host-overhead
-#   requires: [short_kernel_ratio, kernel_launches_per_ms, gpu_idle_ratio]
+#   requires: [has_gpu, kernel_count, short_kernel_ratio, kernel_launches_per_ms, gpu_idle_launch_ratio, gpu_idle_cpu_op_ratio]
 #   examples: short_kernel
 #   params:
+#     min_kernels: 50
 #     min_short_kernel_ratio: 0.5
-#     min_launches_per_ms: 20
-#     min_idle_ratio: 0.2
+#     min_launches_per_ms: 10
+#     min_idle_ratio: 0.05
 #     confirm_launch_bound_ratio: 0.5
 #     max_graph_ratio: 0.5
 #   references:
 #     - https://pytorch.org/docs/stable/notes/cuda.html#cuda-graphs
-#     - https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html#use-cuda-graphs
+#     - https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html
 #     - https://pytorch.org/docs/stable/generated/torch.compile.html
 #     - https://hta.readthedocs.io/en/latest/source/features/kernel_breakdown.html
-#     - https://docs.nvidia.com/nsight-systems/UserGuide/index.html
+#     - https://docs.nvidia.com/nsight-systems/UserGuide/index.html#expert-systems-analysis
 package stepdoctor.rules.launch_bound
 
 import rego.v1
 
 import data.stepdoctor.lib
+import data.stepdoctor.rules.repeated_small_op
 
 params := data.stepdoctor.params["launch-bound"]
 
@@ -80,11 +96,7 @@ confirmed if input.launch_bound_kernel_ratio >= params.confirm_launch_bound_rati
 confidence := "confirmed" if confirmed
 else := "likely"
 
-launch_note := sprintf("; %s%% of kernels ran no longer than their launch call", [lib.fixed(input.launch_bound_kernel_ratio * 100, 0)]) if {
-	input.launch_bound_kernel_ratio != null
-} else := ""
-
-# Launches are the bottleneck when they are dense, or when most kernels
+# The host paces the GPU when launches are dense, or when most kernels
 # finish no later than the call that launched them.
 host_paced if input.kernel_launches_per_ms >= params.min_launches_per_ms
 
@@ -93,22 +105,43 @@ host_paced if confirmed
 # Kernels replayed from a CUDA/HIP Graph already skip per-kernel launches.
 graph_replayed if input.graph_launched_kernel_ratio >= params.max_graph_ratio
 
-finding contains f if {
-	short := input.short_kernel_ratio
-	density := input.kernel_launches_per_ms
-	idle := input.gpu_idle_ratio
-	short >= params.min_short_kernel_ratio
-	idle >= params.min_idle_ratio
+# claims: the trace shows the tiny-kernel pattern, so this rule (not
+# idle-gap-launch) owns the GPU idle time spent while the host issues work.
+claims if {
+	input.kernel_count >= params.min_kernels
+	input.short_kernel_ratio >= params.min_short_kernel_ratio
 	host_paced
 	not graph_replayed
+}
+
+host_idle := input.gpu_idle_launch_ratio + input.gpu_idle_cpu_op_ratio
+
+impact := max([0, host_idle - repeated_small_op.claim])
+
+launch_note := sprintf("; %s%% of kernels ran no longer than their launch call", [lib.fixed(input.launch_bound_kernel_ratio * 100, 0)]) if {
+	input.launch_bound_kernel_ratio != null
+} else := ""
+
+finding contains f if {
+	claims
+	host_idle >= params.min_idle_ratio
 	f := {
-		"msg": sprintf("%s of kernels run under 10 us at %s launches/ms while the GPU is idle %s of step time%s", [lib.pct(short), lib.fixed(density, 1), lib.pct(idle), launch_note]),
-		"impact": idle * short,
+		"msg": sprintf("The GPU is idle %s %s while the host issues work (%s in runtime/launch calls, %s in CPU operators): %d kernels, %s of them under 10 us, %s launches/ms%s", [
+			lib.pct(host_idle), lib.of_time,
+			lib.pct(input.gpu_idle_launch_ratio), lib.pct(input.gpu_idle_cpu_op_ratio),
+			input.kernel_count, lib.pct(input.short_kernel_ratio),
+			lib.fixed(input.kernel_launches_per_ms, 1), launch_note,
+		]),
+		"impact": impact,
 		"confidence": confidence,
+		"severity": lib.severity(impact, "high"),
 		"evidence": [
-			{"name": "short_kernel_ratio", "value": short, "unit": "ratio"},
-			{"name": "kernel_launches_per_ms", "value": density, "unit": "per_ms"},
-			{"name": "gpu_idle_ratio", "value": idle, "unit": "ratio"},
+			{"name": "gpu_idle_launch_ratio", "value": input.gpu_idle_launch_ratio, "unit": "ratio"},
+			{"name": "gpu_idle_cpu_op_ratio", "value": input.gpu_idle_cpu_op_ratio, "unit": "ratio"},
+			{"name": "kernel_count", "value": input.kernel_count, "unit": "count"},
+			{"name": "short_kernel_ratio", "value": input.short_kernel_ratio, "unit": "ratio"},
+			{"name": "kernel_launches_per_ms", "value": input.kernel_launches_per_ms, "unit": "per_ms"},
+			{"name": "launch_bound_kernel_ratio", "value": lib.num(input.launch_bound_kernel_ratio), "unit": "ratio"},
 		],
 	}
 }

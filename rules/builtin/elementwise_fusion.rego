@@ -1,0 +1,77 @@
+# METADATA
+# title: Chains of small elementwise kernels to fuse
+# description: |
+#   **Why it matters.** Eager PyTorch runs every pointwise op (`add`, `mul`,
+#   `gelu`, `dropout`, normalisation arithmetic) as its own kernel that reads
+#   its inputs from GPU memory and writes its output back. A run of three or
+#   more short elementwise kernels on one stream does the memory traffic
+#   several times over, and on a busy host each kernel is a launch. A fused
+#   kernel reads once, computes the whole chain in registers and writes
+#   once. The facts find maximal runs of at least 3 consecutive kernels
+#   under 20 us whose name contains `elementwise` (on CPU-only traces:
+#   top-level pointwise `aten::` ops); the rule fires when they take at
+#   least 2% of the time (`min_time_ratio`, a stepdoctor default).
+#
+#   **How to confirm.** In the trace viewer, the GPU stream shows runs of
+#   `vectorized_elementwise_kernel` / `unrolled_elementwise_kernel` back to
+#   back; the CPU thread above shows the matching `aten::add`, `aten::mul`,
+#   ... calls.
+#
+#   **Fix.** Let the compiler fuse them, or use fused ops:
+#
+#   ```python
+#   model = torch.compile(model)     # TorchInductor fuses pointwise chains
+#   # or fused building blocks
+#   y = F.scaled_dot_product_attention(q, k, v)
+#   opt = torch.optim.AdamW(model.parameters(), fused=True)
+#   # torch.jit.script only on PyTorch < 2.0 (its fuser is deprecated)
+#   ```
+#
+#   **Impact estimate.** `elementwise_chain_time_ratio x (1 - 1 / mean
+#   chain length)`: fusing a chain of n memory-bound kernels into one leaves
+#   roughly one kernel's time. Likely: the fused kernel's time is estimated.
+#   This is GPU busy time, so it never overlaps the idle-time rules.
+#
+#   **Severity.** By impact: high from 20%, medium from 2%, low below (at
+#   most medium).
+# custom:
+#   id: elementwise-fusion
+#   severity: medium
+#   category: kernel-efficiency
+#   requires: [elementwise_chain_count, elementwise_chain_kernels, elementwise_chain_time_ratio]
+#   confidence: likely
+#   params:
+#     min_time_ratio: 0.02
+#   references:
+#     - https://pytorch.org/docs/stable/generated/torch.compile.html
+#     - https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html#fuse-operations
+#     - https://hta.readthedocs.io/en/latest/source/features/kernel_breakdown.html
+package stepdoctor.rules.elementwise_fusion
+
+import rego.v1
+
+import data.stepdoctor.lib
+
+params := data.stepdoctor.params["elementwise-fusion"]
+
+unit := "kernels" if input.has_gpu
+else := "ops"
+
+finding contains f if {
+	n := input.elementwise_chain_count
+	n >= 1
+	ratio := input.elementwise_chain_time_ratio
+	ratio >= params.min_time_ratio
+	mean_len := input.elementwise_chain_kernels / n
+	impact := ratio * (1 - (1 / max([1, mean_len])))
+	f := {
+		"msg": sprintf("%d chains of short elementwise %s (%d %s, %s per chain) take %s %s; fusing each chain into one kernel (torch.compile) removes most of it", [n, unit, input.elementwise_chain_kernels, unit, lib.fixed(mean_len, 1), lib.pct(ratio), lib.of_time]),
+		"impact": impact,
+		"severity": lib.severity(impact, "medium"),
+		"evidence": [
+			{"name": "elementwise_chain_count", "value": n, "unit": "count"},
+			{"name": "elementwise_chain_kernels", "value": input.elementwise_chain_kernels, "unit": "count"},
+			{"name": "elementwise_chain_time_ratio", "value": ratio, "unit": "ratio"},
+		],
+	}
+}

@@ -1,0 +1,80 @@
+# METADATA
+# title: Communication not hidden behind compute
+# description: |
+#   **Why it matters.** In data-parallel training, DDP and FSDP overlap the
+#   gradient all-reduce (or reduce-scatter / all-gather) with the backward
+#   pass: buckets are reduced while later layers still compute. Collective
+#   kernels (NCCL/RCCL) that run while no compute kernel runs are exposed:
+#   the step waits for the network. Exposed time also includes waiting for
+#   slower ranks (stragglers, rank imbalance), which shows up as long
+#   collectives on the fast ranks. HTA's communication/computation overlap
+#   analysis measures the same; fires when exposed communication is at
+#   least 5% of the time (`min_exposed_ratio`, a stepdoctor default).
+#
+#   **How to confirm.** In the trace viewer, `ncclDevKernel_*` /
+#   `ncclKernel_*` on the communication stream with the compute stream
+#   empty. Compare the ranks' traces: a long collective on one rank and a
+#   short one on another means the first waits for the second.
+#
+#   **Fix.**
+#
+#   ```python
+#   model = DDP(model, device_ids=[rank],
+#               bucket_cap_mb=50,               # tune: larger buckets, fewer collectives
+#               gradient_as_bucket_view=True)
+#   # gradient accumulation: skip the all-reduce on all but the last micro-batch
+#   for i, micro in enumerate(micro_batches):
+#       ctx = model.no_sync() if i < len(micro_batches) - 1 else contextlib.nullcontext()
+#       with ctx:
+#           model(micro).loss.backward()
+#   # FSDP: backward_prefetch=BackwardPrefetch.BACKWARD_PRE, limit_all_gathers=True
+#   ```
+#
+#   Balance work across ranks (same sequence lengths per rank, even
+#   embedding shards) when one rank's trace is consistently slower.
+#
+#   **Impact estimate.** `exposed_comm_ratio`, the collective time not
+#   overlapped by compute: an upper bound, since part of it may be
+#   straggler wait or bandwidth that no overlap hides. Likely. This is GPU
+#   busy time, so it never overlaps the idle-time rules.
+#
+#   **Severity.** By impact: high from 20%, medium from 2%, low below.
+# custom:
+#   id: exposed-communication
+#   severity: high
+#   category: distributed
+#   requires: [comm_kernel_time_ratio, exposed_comm_ratio, comm_overlap_ratio]
+#   confidence: likely
+#   params:
+#     min_exposed_ratio: 0.05
+#   references:
+#     - https://hta.readthedocs.io/en/latest/source/features/comm_comp_overlap.html
+#     - https://pytorch.org/docs/stable/notes/ddp.html
+#     - https://pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html
+package stepdoctor.rules.exposed_communication
+
+import rego.v1
+
+import data.stepdoctor.lib
+
+params := data.stepdoctor.params["exposed-communication"]
+
+ranks := sprintf(" (rank %d of %d)", [input.rank, input.world_size]) if {
+	input.rank != null
+	input.world_size != null
+} else := ""
+
+finding contains f if {
+	exposed := input.exposed_comm_ratio
+	exposed >= params.min_exposed_ratio
+	f := {
+		"msg": sprintf("Communication kernels run %s %s%s and only %s of that overlaps compute: %s is exposed communication", [lib.pct(input.comm_kernel_time_ratio), lib.of_time, ranks, lib.pct(input.comm_overlap_ratio), lib.pct(exposed)]),
+		"impact": exposed,
+		"severity": lib.severity(exposed, "high"),
+		"evidence": [
+			{"name": "exposed_comm_ratio", "value": exposed, "unit": "ratio"},
+			{"name": "comm_kernel_time_ratio", "value": input.comm_kernel_time_ratio, "unit": "ratio"},
+			{"name": "comm_overlap_ratio", "value": input.comm_overlap_ratio, "unit": "ratio"},
+		],
+	}
+}

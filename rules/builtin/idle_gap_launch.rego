@@ -1,0 +1,99 @@
+# METADATA
+# title: GPU idle while the host runs slow runtime calls or CPU operators
+# description: |
+#   **Why it matters.** The GPU sits idle while the thread that launches its
+#   work is busy inside CUDA/HIP runtime calls or CPU operators, but the
+#   kernels do not show the tiny-kernel pattern of launch-bound: the host is
+#   slow for another reason. Common causes, in the order to check them:
+#   allocator calls (`cudaMalloc` / `cudaFree`, `hipFree`: the caching
+#   allocator is freeing and re-reserving memory, from
+#   `torch.cuda.empty_cache()` or fragmentation near capacity), start-up
+#   inside the window (CUDA context creation, module loading, cuDNN
+#   autotuning), synchronous copies the runtime blocks on
+#   (`cudaMemcpy`, `hipMemcpyWithStream`), and heavy CPU operators running
+#   between GPU work (CPU-side preprocessing, ops on CPU tensors).
+#
+#   **How to confirm.** In the trace viewer, find the long runtime calls or
+#   CPU ops on the launching thread above the GPU's gaps; the operator table
+#   sorted by self CPU time names the heaviest. Nsight Systems' `gpu_gaps`
+#   rule lists the gaps with the CPU activity during each.
+#
+#   **Fix.** Depends on the call that dominates:
+#
+#   ```python
+#   # allocator churn: never empty the cache in the loop; let the allocator
+#   # grow segments instead of re-reserving
+#   #   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python train.py
+#   # start-up in the window: profile steady-state steps only
+#   schedule = torch.profiler.schedule(wait=1, warmup=1, active=3)
+#   # synchronous copies: pinned memory and non_blocking copies
+#   x = x.pin_memory().to(device, non_blocking=True)
+#   # CPU preprocessing in the loop: move it into DataLoader workers or onto
+#   # the GPU
+#   ```
+#
+#   **Impact estimate.** `gpu_idle_launch_ratio + gpu_idle_cpu_op_ratio`,
+#   the GPU idle time while the host was in runtime calls or CPU operators,
+#   minus what repeated-small-op claims. Confirmed: measured directly.
+#
+#   **Severity.** By impact: high from 20%, medium from 2%, low below.
+#
+#   **Relation to launch-bound.** The same idle share is reported by exactly
+#   one of the two: launch-bound when the kernels show its tiny-kernel
+#   pattern, this rule otherwise. Both need `min_kernels` (50) kernels in
+#   the window; a trace with a handful of kernels is a one-off, not a
+#   pattern.
+# custom:
+#   id: idle-gap-launch
+#   severity: high
+#   category: host-overhead
+#   requires: [has_gpu, kernel_count, gpu_idle_launch_ratio, gpu_idle_cpu_op_ratio]
+#   params:
+#     min_kernels: 50
+#     min_idle_ratio: 0.05
+#   references:
+#     - https://docs.nvidia.com/nsight-systems/UserGuide/index.html#expert-systems-analysis
+#     - https://pytorch.org/docs/stable/notes/cuda.html
+#     - https://hta.readthedocs.io/en/latest/source/features/idle_time_breakdown.html
+#     - https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html
+package stepdoctor.rules.idle_gap_launch
+
+import rego.v1
+
+import data.stepdoctor.lib
+import data.stepdoctor.rules.launch_bound
+import data.stepdoctor.rules.repeated_small_op
+
+params := data.stepdoctor.params["idle-gap-launch"]
+
+host_idle := input.gpu_idle_launch_ratio + input.gpu_idle_cpu_op_ratio
+
+impact := max([0, host_idle - repeated_small_op.claim])
+
+graph_note := "; most kernels are CUDA/HIP Graph replays, so per-kernel launch cost is not the cause" if {
+	input.graph_launched_kernel_ratio >= 0.5
+} else := ""
+
+window_note := "; the trace has no ProfilerStep spans, so the window may include start-up (context creation, allocation, module loading)" if {
+	not input.has_steps
+} else := ""
+
+finding contains f if {
+	not launch_bound.claims
+	input.kernel_count >= params.min_kernels
+	host_idle >= params.min_idle_ratio
+	f := {
+		"msg": sprintf("The GPU is idle %s %s while the launching thread is in runtime calls (%s: allocation, synchronous copies, set-up, launches) or CPU operators (%s)%s%s", [
+			lib.pct(host_idle), lib.of_time,
+			lib.pct(input.gpu_idle_launch_ratio), lib.pct(input.gpu_idle_cpu_op_ratio),
+			graph_note, window_note,
+		]),
+		"impact": impact,
+		"severity": lib.severity(impact, "high"),
+		"evidence": [
+			{"name": "gpu_idle_launch_ratio", "value": input.gpu_idle_launch_ratio, "unit": "ratio"},
+			{"name": "gpu_idle_cpu_op_ratio", "value": input.gpu_idle_cpu_op_ratio, "unit": "ratio"},
+			{"name": "kernel_count", "value": input.kernel_count, "unit": "count"},
+		],
+	}
+}

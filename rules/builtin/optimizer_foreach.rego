@@ -1,0 +1,68 @@
+# METADATA
+# title: Optimizer steps one parameter at a time
+# description: |
+#   **Why it matters.** The single-tensor optimizer implementation loops
+#   over parameters in Python and launches several small kernels per
+#   parameter (for Adam: about ten), so a model with hundreds of parameter
+#   tensors spends the optimizer step launching thousands of tiny kernels
+#   while the GPU waits. The multi-tensor (`foreach=True`) implementation
+#   batches them into a few `_foreach_*` kernels; `fused=True` runs the whole
+#   update in one kernel per group. PyTorch picks foreach by default on CUDA
+#   only when every parameter qualifies; custom optimizers, CPU parameters
+#   or `foreach=False` fall back to the loop. The facts call an optimizer
+#   step single-tensor when it runs per-parameter ops and no
+#   `aten::_foreach_*` / `aten::_fused_*` op.
+#
+#   **How to confirm.** In the trace viewer, `Optimizer.step#...` spans hold
+#   long runs of `aten::mul_`, `aten::add_`, `aten::addcdiv_`, ... (one
+#   group per parameter) and the GPU rows are sparse underneath.
+#
+#   **Fix.**
+#
+#   ```python
+#   opt = torch.optim.AdamW(model.parameters(), lr=lr, fused=True)    # CUDA, fp32/fp16/bf16 params
+#   opt = torch.optim.SGD(model.parameters(), lr=lr, foreach=True)    # multi-tensor
+#   ```
+#
+#   **Impact estimate.** The GPU idle time while the host was in optimizer
+#   spans (`gpu_idle_optimizer_ratio`), less what optimizer-zero-grad
+#   claims: the multi-tensor step issues a handful of kernels instead of
+#   several per parameter, so almost all of that host time goes. Likely:
+#   the remaining foreach time is not measured.
+#
+#   **Severity.** By impact: high from 20%, medium from 2%, low below.
+# custom:
+#   id: optimizer-foreach
+#   severity: high
+#   category: host-overhead
+#   requires: [has_gpu, optimizer_single_tensor, gpu_idle_optimizer_ratio]
+#   confidence: likely
+#   references:
+#     - https://pytorch.org/docs/stable/optim.html#algorithms
+#     - https://pytorch.org/docs/stable/generated/torch.optim.AdamW.html
+#     - https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html
+package stepdoctor.rules.optimizer_foreach
+
+import rego.v1
+
+import data.stepdoctor.lib
+import data.stepdoctor.rules.optimizer_zero_grad
+
+ops := sprintf(", %s ops per step", [lib.fixed(input.optimizer_ops_per_step, 0)]) if input.optimizer_ops_per_step != null
+else := ""
+
+finding contains f if {
+	input.optimizer_single_tensor == true
+	idle := input.gpu_idle_optimizer_ratio
+	impact := max([0, idle - optimizer_zero_grad.claim])
+	f := {
+		"msg": sprintf("The optimizer step runs the single-tensor implementation (per-parameter ops, no _foreach_/_fused_ kernels%s); the GPU is idle %s %s while it runs", [ops, lib.pct(idle), lib.of_time]),
+		"impact": impact,
+		"severity": lib.severity(impact, "high"),
+		"evidence": [
+			{"name": "gpu_idle_optimizer_ratio", "value": idle, "unit": "ratio"},
+			{"name": "optimizer_ops_per_step", "value": lib.num(input.optimizer_ops_per_step), "unit": "per_step"},
+			{"name": "optimizer_time_ratio", "value": lib.num(input.optimizer_time_ratio), "unit": "ratio"},
+		],
+	}
+}
