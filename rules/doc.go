@@ -46,37 +46,38 @@
 //
 // # Built-in rules
 //
-// Units: _ratio is a share of the analysis window W (0..1), _per_ms per
-// millisecond of W, _per_step per profiled step, _count a count.
+// docs/RULES.md is the catalogue, generated from the rule metadata
+// (`stepdoctor rules doc`; a test fails when it is stale). Units: _ratio is
+// a share of the analysis window W (0..1), _per_ms per millisecond of W,
+// _per_step per profiled step, _count a count.
 //
-//   - dataloader-bound (Rego, input-pipeline, medium; high when
-//     dataloader_single_process): dataloader_time_ratio > 0.05 (min_ratio;
-//     the threshold of the PyTorch TensorBoard profiler plugin's
-//     torch-tb-profiler DataLoader recommendation). impact =
-//     dataloader_time_ratio, confirmed.
-//   - pageable-memcpy (expr, memory-transfer, medium): memcpy_pageable_count
-//     >= 1 (min_pageable) and memcpy_htod_count > 0. impact =
-//     memcpy_time_ratio x min(1, memcpy_pageable_count / memcpy_count),
-//     confirmed.
-//   - host-sync-in-step (Rego, host-overhead, medium): has_gpu and
-//     sync_per_step >= 1 (min_per_step: a drain of the GPU queue every
-//     step). impact = min(0.02 x sync_per_step, 0.25, gpu_idle_ratio)
-//     (impact_per_sync, max_impact; a stepdoctor estimate, since the trace
-//     gives counts, not stall times), likely.
-//   - launch-bound (Rego, host-overhead, high): short_kernel_ratio >= 0.5,
-//     kernel_launches_per_ms >= 20 (one kernel per 50 us or faster, beyond
-//     what a Python launch loop at ~5-20 us per op sustains with the GPU
-//     fed) and gpu_idle_ratio >= 0.2. impact = gpu_idle_ratio x
-//     short_kernel_ratio; confirmed when launch_bound_kernel_ratio >= 0.5,
-//     else likely. Thresholds are stepdoctor defaults.
-//   - gpu-underutilized (Rego, kernel-efficiency, medium): gpu_idle_ratio >
-//     0.5 (torch-tb-profiler's "low utilization" threshold), suppressed by
-//     dataloader-bound, launch-bound and host-sync-in-step. impact = 0.5 x
-//     gpu_idle_ratio (recoverable_share), likely.
-//   - profile-too-short (expr, profiling-setup, low): steps_count < 3
-//     (min_steps; matches schedule(wait=1, warmup=1, active=3)). impact 0.
+// Impacts partition time. The idle-gap causes split gpu_idle_ratio by what
+// the launching thread was doing, and each cause is claimed by one rule:
+// DataLoader by dataloader-bound, else idle-gap-dataloader; syncs by
+// host-sync-in-step, else idle-gap-sync; runtime calls and CPU operators by
+// launch-bound (the tiny-kernel pattern), else idle-gap-launch, both less
+// repeated-small-op's claim; the optimizer by optimizer-foreach, less
+// optimizer-zero-grad's claim; nothing recorded by gpu-underutilized.
+// Busy-time rules (pageable-memcpy, frequent-memcpy for the copy time left,
+// elementwise-fusion, amp-not-used, exposed-communication) do not overlap
+// them. The "else" is a condition on facts exposed by the owning rule's
+// package (claims, claim), not suppressed_by: a rule that measured nothing
+// cannot hide one that did. Built-in rules use no suppressed_by.
 //
-// Each rule's doc (Markdown) explains why it matters, how to confirm it in
-// the trace, the code change, and how its impact is estimated; cases in
-// rules/builtin/cases prove each fires and stays quiet.
+// Severity follows impact: data.stepdoctor.lib.severity(impact, cap) is
+// high from 20%, medium from 2%, low below, never above cap (the rule's
+// METADATA severity). Risk and measurement rules (memory-near-capacity,
+// memory-growth, gpu-activity-missing, profile-too-short,
+// profiler-overhead-trace, memory-headroom) have impact 0 and keep their
+// severity. Messages say "of step time" with ProfilerStep spans and "of the
+// profiled window" without (lib.of_time).
+//
+// # Team configuration and tests
+//
+// .stepdoctor.yaml (FileConfig; LoadConfigFile, FindConfig,
+// LoadConfigured) disables rules, pins severities, overrides params, adds
+// rule directories and sets the timeout. RunCases runs YAML cases and
+// RunRegoTests a directory's *_test.rego rules like `opa test`;
+// `stepdoctor rules test [DIR...]` runs both. rules/examples is an example
+// team directory.
 package rules

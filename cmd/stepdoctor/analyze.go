@@ -14,7 +14,6 @@ import (
 	"github.com/stepdoctor/stepdoctor/engine"
 	"github.com/stepdoctor/stepdoctor/engine/facts"
 	"github.com/stepdoctor/stepdoctor/reports"
-	"github.com/stepdoctor/stepdoctor/rules"
 	"golang.org/x/term"
 )
 
@@ -27,6 +26,7 @@ type analyzeFlags struct {
 	failOn         string
 	ruleDirs       []string
 	script         string
+	config         string
 }
 
 func analyzeCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -52,6 +52,7 @@ Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error.`,
 	c.Flags().StringArrayVar(&fl.regressionFact, "regression-fact", nil, "with --baseline: also gate on this fact getting worse (repeatable), e.g. gpu_idle_ratio")
 	c.Flags().StringVar(&fl.failOn, "fail-on", "", "exit 1 when a finding has this severity or higher: high, medium, low or info")
 	c.Flags().StringArrayVar(&fl.ruleDirs, "rules", nil, "load team rules (*.rego, *.yaml) from `DIR` as well (repeatable)")
+	c.Flags().StringVar(&fl.config, "config", "", "team configuration `FILE` (default: ./.stepdoctor.yaml when present): disable rules, severities, params, rule dirs")
 	c.Flags().StringVar(&fl.script, "script", "", "join the findings of the training script `FILE` (confirmed where the trace measures them)")
 	return c
 }
@@ -77,7 +78,7 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 	if err != nil {
 		return usage(err)
 	}
-	set, err := rules.Load(fl.ruleDirs...)
+	set, err := loadRules(fl.config, fl.ruleDirs)
 	if err != nil {
 		return usage(err)
 	}

@@ -1,32 +1,266 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/stepdoctor/stepdoctor/rules"
+	"github.com/stepdoctor/stepdoctor/rules/builtin"
 )
 
+// loadRules loads the built-in pack, team rule directories and the team
+// configuration: configPath when given, else .stepdoctor.yaml in the
+// current directory when there is one.
+func loadRules(configPath string, dirs []string) (*rules.Set, error) {
+	cfg, err := findConfig(configPath)
+	if err != nil {
+		return nil, err
+	}
+	return rules.LoadConfigured(cfg, dirs...)
+}
+
+func findConfig(configPath string) (*rules.FileConfig, error) {
+	if configPath == "" {
+		p, err := rules.FindConfig(".")
+		if err != nil || p == "" {
+			return nil, err
+		}
+		configPath = p
+	}
+	return rules.LoadConfigFile(configPath)
+}
+
 func rulesCmd(stdout io.Writer) *cobra.Command {
-	var dirs []string
-	c := &cobra.Command{Use: "rules", Short: "List and test rules"}
+	var (
+		dirs   []string
+		config string
+	)
+	c := &cobra.Command{
+		Use:   "rules",
+		Short: "List, show, test and document rules",
+		Long: `rules works on the built-in pack plus team rule directories (--rules DIR, and the
+rules: list of .stepdoctor.yaml, found in the current directory or given with --config).
+The configuration's disable, severity and params apply to list, show and doc; test runs
+the rules as written (each case pins its own params).`,
+	}
+	c.PersistentFlags().StringArrayVar(&dirs, "rules", nil, "also load team rules from `DIR` (repeatable)")
+	c.PersistentFlags().StringVar(&config, "config", "", "team configuration `FILE` (default: ./.stepdoctor.yaml when present)")
+	load := func() (*rules.Set, error) {
+		s, err := loadRules(config, dirs)
+		if err != nil {
+			return nil, &exitError{2, err}
+		}
+		return s, nil
+	}
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "List the loaded rules (built-in and --rules DIR)",
+		Short: "List the loaded rules: id, severity (the most a finding gets), category, title",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			set, err := rules.Load(dirs...)
+			set, err := load()
 			if err != nil {
-				return &exitError{2, err}
+				return err
 			}
 			for _, r := range set.Rules() {
-				fmt.Fprintf(stdout, "%-22s %-7s %-18s %s\n", r.ID, r.Severity, r.Category, r.Title)
+				fmt.Fprintf(stdout, "%-24s %-7s %-18s %s\n", r.ID, r.Severity, r.Category, r.Title)
 			}
 			return nil
 		},
 	}
-	list.Flags().StringArrayVar(&dirs, "rules", nil, "also load team rules from `DIR`")
-	c.AddCommand(list)
+	show := &cobra.Command{
+		Use:   "show ID",
+		Short: "Print a rule's documentation, params and references",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			set, err := load()
+			if err != nil {
+				return err
+			}
+			r, ok := set.Rule(args[0])
+			if !ok {
+				return &exitError{2, fmt.Errorf("show rule %s: no such enabled rule (see stepdoctor rules list)", args[0])}
+			}
+			writeRuleDoc(stdout, r, "#")
+			return nil
+		},
+	}
+	doc := &cobra.Command{
+		Use:   "doc",
+		Short: "Write the Markdown catalogue of all rules (docs/RULES.md)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			set, err := load()
+			if err != nil {
+				return err
+			}
+			writeCatalogue(stdout, set.Rules())
+			return nil
+		},
+	}
+	test := &cobra.Command{
+		Use:   "test [DIR...]",
+		Short: "Run rule tests like opa test: YAML cases (DIR/cases/*.yaml) and Rego test_ rules (DIR/*_test.rego)",
+		Long: `test runs every YAML case file in DIR/cases against the built-in pack plus DIR's rules,
+and every Rego test rule (test_*) in DIR/*_test.rego. Without DIR it runs the built-in
+pack's cases. It prints PASS or FAIL per test and exits 1 when any test fails.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRuleTests(cmd.Context(), stdout, dirs, args)
+		},
+	}
+	c.AddCommand(list, show, doc, test)
 	return c
+}
+
+// runRuleTests runs the cases and Rego tests of each directory (the
+// built-in pack when none is given).
+func runRuleTests(ctx context.Context, stdout io.Writer, extra, dirs []string) error {
+	var all []rules.CaseResult
+	if len(dirs) == 0 {
+		set, err := rules.Load(extra...)
+		if err != nil {
+			return &exitError{2, err}
+		}
+		res, err := rules.RunCasesFS(set, builtin.FS, "cases")
+		if err != nil {
+			return &exitError{2, err}
+		}
+		for i := range res {
+			res[i].File = filepath.ToSlash(filepath.Join("builtin", res[i].File))
+		}
+		all = append(all, res...)
+	}
+	for _, dir := range dirs {
+		set, err := rules.Load(append(append([]string(nil), extra...), dir)...)
+		if err != nil {
+			return &exitError{2, err}
+		}
+		cases := filepath.Join(dir, "cases")
+		if st, err := os.Stat(cases); err == nil && st.IsDir() {
+			res, err := rules.RunCases(set, cases)
+			if err != nil {
+				return &exitError{2, err}
+			}
+			all = append(all, res...)
+		}
+		res, err := rules.RunRegoTests(ctx, set, dir)
+		if err != nil {
+			return &exitError{2, err}
+		}
+		all = append(all, res...)
+	}
+	if len(all) == 0 {
+		return &exitError{2, fmt.Errorf("run rule tests: no cases (DIR/cases/*.yaml) or Rego tests (DIR/*_test.rego) in %s", strings.Join(dirs, ", "))}
+	}
+	failed := 0
+	for _, r := range all {
+		status := "PASS"
+		if !r.Pass {
+			status = "FAIL"
+			failed++
+		}
+		fmt.Fprintf(stdout, "%s: %s:%d: %s: %s\n", status, r.File, r.Line, r.Rule, r.Name)
+		if !r.Pass {
+			fmt.Fprintf(stdout, "    got %s: %s\n", r.Got, r.Detail)
+		}
+	}
+	fmt.Fprintln(stdout, strings.Repeat("-", 80))
+	if failed > 0 {
+		fmt.Fprintf(stdout, "PASS: %d/%d\nFAIL: %d/%d\n", len(all)-failed, len(all), failed, len(all))
+		return &exitError{1, fmt.Errorf("run rule tests: %d of %d failed", failed, len(all))}
+	}
+	fmt.Fprintf(stdout, "PASS: %d/%d\n", len(all), len(all))
+	return nil
+}
+
+// writeCatalogue writes the Markdown catalogue of rules (docs/RULES.md):
+// a table, then each rule's documentation. Output depends only on the
+// rules, so the file is reproducible.
+func writeCatalogue(w io.Writer, rs []rules.Rule) {
+	fmt.Fprint(w, `# Rules
+
+Generated from the rule metadata by `+"`stepdoctor rules doc`"+` (checked by `+"`go test ./cmd/stepdoctor`"+`;
+regenerate with `+"`go test ./cmd/stepdoctor -run TestRulesDoc -update`"+`). Do not edit by hand.
+
+**Impact** is the estimated recoverable share of the analysis window (step time, or the whole
+trace without `+"`ProfilerStep`"+` spans), 0..1. Findings rank by impact x confidence weight
+(confirmed 1.0, likely 0.6), then severity, then rule id.
+
+**Impacts partition time.** The GPU idle time is split by what the launching thread was doing
+(the idle-gap causes, which sum to `+"`gpu_idle_ratio`"+`), and each cause is claimed by exactly one
+rule: DataLoader by dataloader-bound or else idle-gap-dataloader; syncs by host-sync-in-step or
+else idle-gap-sync; runtime calls and CPU operators by launch-bound or else idle-gap-launch, less
+what repeated-small-op claims; the optimizer by optimizer-foreach, less what optimizer-zero-grad
+claims; nothing recorded by gpu-underutilized. Busy-time rules (pageable-memcpy, then
+frequent-memcpy for the remaining copy time; elementwise-fusion; amp-not-used;
+exposed-communication) never overlap the idle causes. No built-in rule hides another
+(no `+"`suppressed_by`"+`): the "or else" conditions compare facts, so a rule that measured
+nothing cannot hide one that did.
+
+**Severity** listed below is the most a finding of the rule gets. Rules with a time impact band
+it: high from 20%, medium from 2%, low below, never above the rule's severity. Rules about risk or
+measurement (memory-near-capacity, memory-growth, gpu-activity-missing, profile-too-short,
+profiler-overhead-trace, memory-headroom) keep their severity with impact 0. `+"`.stepdoctor.yaml`"+`
+can pin a severity, change params or disable a rule.
+
+`)
+	var trace, script []rules.Rule
+	for _, r := range rs {
+		if r.Category == rules.CategoryScript {
+			script = append(script, r)
+		} else {
+			trace = append(trace, r)
+		}
+	}
+	for _, group := range []struct {
+		title string
+		rs    []rules.Rule
+	}{{"Trace rules", trace}, {"Script rules (stepdoctor lint)", script}} {
+		if len(group.rs) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "## %s\n\n| id | severity | category | title | requires |\n|---|---|---|---|---|\n", group.title)
+		for _, r := range group.rs {
+			fmt.Fprintf(w, "| [`%s`](#%s) | %s | %s | %s | %s |\n", r.ID, r.ID, r.Severity, r.Category, r.Title, "`"+strings.Join(r.Requires, "`, `")+"`")
+		}
+		fmt.Fprintln(w)
+	}
+	for _, r := range rs {
+		writeRuleDoc(w, r, "###")
+	}
+}
+
+// writeRuleDoc writes one rule's documentation with a heading of the given
+// level.
+func writeRuleDoc(w io.Writer, r rules.Rule, heading string) {
+	fmt.Fprintf(w, "%s %s\n\n**%s** · severity %s · %s · %s rule", heading, r.ID, r.Title, r.Severity, r.Category, r.Kind)
+	if r.Source != "" {
+		// the source file without the line number: stable across edits
+		src, _, _ := strings.Cut(r.Source, ":")
+		fmt.Fprintf(w, " (`%s`)", src)
+	}
+	fmt.Fprintf(w, "\n\nRequires: `%s`", strings.Join(r.Requires, "`, `"))
+	if len(r.Params) > 0 {
+		keys := make([]string, 0, len(r.Params))
+		for k := range r.Params {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var ps []string
+		for _, k := range keys {
+			ps = append(ps, fmt.Sprintf("`%s` = %v", k, r.Params[k]))
+		}
+		fmt.Fprintf(w, "  \nParams: %s", strings.Join(ps, ", "))
+	}
+	fmt.Fprintf(w, "\n\n%s\n", strings.TrimSpace(r.Doc))
+	fmt.Fprintln(w, "\nReferences:")
+	for _, ref := range r.References {
+		fmt.Fprintf(w, "- %s\n", ref)
+	}
+	fmt.Fprintln(w)
 }

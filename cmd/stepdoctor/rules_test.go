@@ -1,0 +1,304 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stepdoctor/stepdoctor/engine/facts/factstest"
+	"github.com/stepdoctor/stepdoctor/rules"
+)
+
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// TestRulesDoc keeps docs/RULES.md equal to the catalogue generated from
+// the built-in rules' metadata; -update rewrites it.
+func TestRulesDoc(t *testing.T) {
+	set, err := rules.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	writeCatalogue(&buf, set.Rules())
+	path := filepath.Join("..", "..", "docs", "RULES.md")
+	if updating() {
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read %s: %v (run go test ./cmd/stepdoctor -run TestRulesDoc -update)", path, err)
+	}
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Fatalf("%s is stale: run go test ./cmd/stepdoctor -run TestRulesDoc -update and review the diff", path)
+	}
+	// Every rule is in the table and has its section.
+	for _, r := range set.Rules() {
+		if !strings.Contains(buf.String(), "| [`"+r.ID+"`](#"+r.ID+")") || !strings.Contains(buf.String(), "\n### "+r.ID+"\n") {
+			t.Errorf("rule %s missing from the catalogue", r.ID)
+		}
+	}
+	// rules doc prints the same catalogue.
+	code, stdout, stderr := runCLI(t, "rules", "doc")
+	if code != 0 || stdout != buf.String() {
+		t.Errorf("rules doc: exit %d, stderr %q, output differs from the catalogue: %v", code, stderr, stdout != buf.String())
+	}
+}
+
+func TestRulesShow(t *testing.T) {
+	code, stdout, _ := runCLI(t, "rules", "show", "launch-bound")
+	if code != 0 || !strings.Contains(stdout, "# launch-bound") || !strings.Contains(stdout, "torch.compile") || !strings.Contains(stdout, "`min_kernels` = 50") {
+		t.Errorf("rules show launch-bound: exit %d\n%s", code, stdout)
+	}
+	if code, _, stderr := runCLI(t, "rules", "show", "no-such-rule"); code != 2 || !strings.Contains(stderr, "no-such-rule") {
+		t.Errorf("rules show no-such-rule: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestRulesTest runs `rules test` like `opa test`: the built-in pack, the
+// example team directory, a directory with a failing case and a failing
+// Rego test, and a rule that calls http.send.
+func TestRulesTest(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "rules", "test")
+	if code != 0 || !strings.Contains(stdout, "PASS: builtin/cases/launch-bound.yaml:") || strings.Contains(stdout, "FAIL") {
+		t.Fatalf("rules test: exit %d, stderr %q\n%s", code, stderr, stdout)
+	}
+	examples := filepath.Join("..", "..", "rules", "examples")
+	code, stdout, stderr = runCLI(t, "rules", "test", examples)
+	if code != 0 || !strings.Contains(stdout, "test_slow_median_fires") || !strings.Contains(stdout, "team-idle-budget: idle over budget") {
+		t.Fatalf("rules test examples: exit %d, stderr %q\n%s", code, stderr, stdout)
+	}
+
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "cases"), 0o755)
+	write := func(name, text string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("busy.yaml", `id: team-busy
+title: GPU busy
+severity: info
+category: kernel-efficiency
+requires: [gpu_busy_ratio]
+when: gpu_busy_ratio > 0.5
+impact: "0"
+message: busy {{ pct(gpu_busy_ratio) }}
+doc: An example.
+references: [https://example.com/busy]
+`)
+	write("cases/team-busy.yaml", `rule: team-busy
+cases:
+  - name: busy fires
+    facts: {has_gpu: true, gpu_busy_ratio: 0.9}
+    expect: fires
+  - name: wrong expectation
+    facts: {has_gpu: true, gpu_busy_ratio: 0.9}
+    expect: quiet
+`)
+	write("busy_test.rego", `package team_busy_test
+
+import rego.v1
+
+test_true if { 1 == 1 }
+
+test_false if { 1 == 2 }
+`)
+	code, stdout, _ = runCLI(t, "rules", "test", dir)
+	for _, want := range []string{"PASS: ", "busy fires", "FAIL: ", "wrong expectation", "got fires", "test_true", "test_false", "PASS: 2/4", "FAIL: 2/4"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("rules test with failures: output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if code != 1 {
+		t.Errorf("rules test with failures: exit %d, want 1", code)
+	}
+
+	bad := t.TempDir()
+	os.WriteFile(filepath.Join(bad, "exfil.rego"), []byte(`# METADATA
+# title: Exfiltrate
+# description: Calls out.
+# custom:
+#   id: team-exfil
+#   severity: low
+#   category: profiling-setup
+#   requires: [window_us]
+#   references: [https://example.com]
+package stepdoctor.rules.team_exfil
+
+import rego.v1
+
+finding contains f if {
+	http.send({"method": "GET", "url": "https://example.com"})
+	f := {"msg": "x", "impact": 0}
+}
+`), 0o644)
+	code, _, stderr = runCLI(t, "rules", "test", bad)
+	if code != 2 || !strings.Contains(stderr, "http.send") || !strings.Contains(stderr, "sandbox") {
+		t.Errorf("rule calling http.send: exit %d, stderr %q; want 2 and a sandbox error", code, stderr)
+	}
+}
+
+// TestConfigFile: .stepdoctor.yaml disables rules, pins severities,
+// overrides params and adds rule directories; errors name the file.
+func TestConfigFile(t *testing.T) {
+	sample, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "traces", "dataloader_bound.pt.trace.json"))
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "team.yaml")
+	os.WriteFile(cfg, []byte(`disable: [host-sync-in-step]
+severity: {dataloader-bound: low}
+params: {gpu-underutilized: {min_untraced_ratio: 0.9}}
+`), 0o644)
+	code, stdout, stderr := runCLI(t, "analyze", "--format", "json", "--config", cfg, sample)
+	if code != 0 {
+		t.Fatalf("analyze --config: exit %d: %s", code, stderr)
+	}
+	if strings.Contains(stdout, `"rule": "host-sync-in-step"`) || strings.Contains(stdout, `"rule": "gpu-underutilized"`) {
+		t.Errorf("disabled or raised rules still fire:\n%s", stdout)
+	}
+	if !strings.Contains(stdout, `"rule": "dataloader-bound"`) {
+		t.Errorf("dataloader-bound missing")
+	}
+	if code, _, _ := runCLI(t, "analyze", "--fail-on", "medium", "--config", cfg, sample); code != 0 {
+		t.Errorf("dataloader-bound pinned to low still trips --fail-on medium (exit %d)", code)
+	}
+
+	// Found in the current directory; rules: adds the example team rules.
+	examples, _ := filepath.Abs(filepath.Join("..", "..", "rules", "examples"))
+	t.Chdir(examples)
+	code, stdout, stderr = runCLI(t, "rules", "list")
+	if code != 0 || !strings.Contains(stdout, "team-step-slo") || strings.Contains(stdout, "memory-headroom") {
+		t.Errorf("rules list with ./.stepdoctor.yaml: exit %d, stderr %q\n%s", code, stderr, stdout)
+	}
+
+	for _, tt := range []struct{ text, want string }{
+		{"disabel: [launch-bound]\n", "field disabel not found"},
+		{"disable: [no-such-rule]\n", "disable rule no-such-rule: no such rule"},
+		{"params: {launch-bound: {min_kernels: lots}}\n", "want a number, got a string"},
+		{"timeout: soon\n", `timeout "soon"`},
+	} {
+		bad := filepath.Join(dir, "bad.yaml")
+		os.WriteFile(bad, []byte(tt.text), 0o644)
+		code, _, stderr := runCLI(t, "analyze", "--config", bad, sample)
+		if code != 2 || !strings.Contains(stderr, bad) || !strings.Contains(stderr, tt.want) {
+			t.Errorf("config %q: exit %d, stderr %q; want 2 naming %s and %q", tt.text, code, stderr, bad, tt.want)
+		}
+	}
+}
+
+// TestTopFindingsOnSharedTraces checks, on the real traces, what
+// MANIFEST.md leads a PyTorch engineer to expect first, and the pack's
+// invariants: impacts of the idle-time rules never add up to more than the
+// idle time, severity follows impact, windows without steps are not called
+// step time, and evidence holds no booleans.
+func TestTopFindingsOnSharedTraces(t *testing.T) {
+	dir := factstest.SharedTraces(t)
+	analyze := func(name string) (map[string]any, []traceFinding) {
+		t.Helper()
+		code, stdout, stderr := runCLI(t, "analyze", "--format", "json", filepath.Join(dir, name))
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, code, stderr)
+		}
+		var doc struct {
+			Traces []struct {
+				Facts    map[string]any `json:"facts"`
+				Findings []traceFinding `json:"findings"`
+			} `json:"traces"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &doc); err != nil || len(doc.Traces) != 1 {
+			t.Fatalf("%s: decode: %v", name, err)
+		}
+		return doc.Traces[0].Facts, doc.Traces[0].Findings
+	}
+	for _, tt := range []struct {
+		name   string
+		top    string   // first finding
+		absent []string // must not fire
+	}{
+		{"kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.pt.trace.json.gz", "dataloader-bound", nil},
+		{"kineto/tb_plugin/samples/resnet50_num_workers_4/worker0.pt.trace.json.gz", "launch-bound", []string{"dataloader-bound"}},
+		{"hta/triton_example/triton_example.json.gz", "profile-too-short", []string{"launch-bound", "idle-gap-launch", "gpu-underutilized"}},
+		{"hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz", "gpu-underutilized", []string{"launch-bound"}},
+		{"hta/trace_file_list/inference_rank_1.json.gz", "profile-too-short", []string{"launch-bound"}},
+		{"hta/nccl_parser_config/nccl_data.json.gz", "gpu-underutilized", nil},
+		{"hta/negative_queue_length_values_check/rank0.json.gz", "launch-bound", nil},
+		{"hta/with_gpu_user_annotation/step_based_trace_2543932.json.gz", "launch-bound", nil},
+		{"tracelens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz", "launch-bound", nil},
+		{"tracelens/tests/traces/mi300/gaunernst_bert-small-uncased__1016001.json.gz", "launch-bound", nil},
+		{"tracelens/tests/traces/b200/eager_trace.json.gz", "launch-bound", nil},
+		{"tracelens/tests/traces/inference/vllm_decode_full/graph_execution.json.gz", "", []string{"launch-bound"}},
+		{"param/dlrm_kineto/worker3_step_12.1694128201557.pt.trace.json", "exposed-communication", nil},
+		{"hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz", "", []string{"launch-bound", "idle-gap-launch", "gpu-underutilized"}},
+	} {
+		facts, fs := analyze(tt.name)
+		if tt.top != "" && (len(fs) == 0 || fs[0].Rule != tt.top) {
+			var got []string
+			for _, f := range fs {
+				got = append(got, f.Rule)
+			}
+			t.Errorf("%s: top finding %v, want %s", tt.name, got, tt.top)
+		}
+		for _, f := range fs {
+			for _, a := range tt.absent {
+				if f.Rule == a {
+					t.Errorf("%s: %s fired: %s", tt.name, a, f.Message)
+				}
+			}
+		}
+		checkInvariants(t, tt.name, facts, fs)
+	}
+}
+
+// idleRules are the rules whose impacts are shares of the GPU idle time.
+var idleRules = map[string]bool{
+	"dataloader-bound": true, "idle-gap-dataloader": true, "host-sync-in-step": true, "idle-gap-sync": true,
+	"launch-bound": true, "idle-gap-launch": true, "repeated-small-op": true, "optimizer-foreach": true,
+	"optimizer-zero-grad": true, "gpu-underutilized": true,
+}
+
+// traceFinding is the part of a JSON report finding the checks read.
+type traceFinding struct {
+	Rule     string  `json:"rule"`
+	Severity string  `json:"severity"`
+	Impact   float64 `json:"impact"`
+	Message  string  `json:"message"`
+	Evidence []struct {
+		Name string `json:"name"`
+		Unit string `json:"unit"`
+	} `json:"evidence"`
+}
+
+func checkInvariants(t *testing.T, name string, facts map[string]any, fs []traceFinding) {
+	t.Helper()
+	idle, hasGPU := facts["gpu_idle_ratio"].(float64)
+	steps, _ := facts["steps_count"].(float64)
+	sum := 0.0
+	for _, f := range fs {
+		if idleRules[f.Rule] {
+			sum += f.Impact
+		}
+		if f.Impact > 0 && f.Impact < 0.02 && (f.Severity == "medium" || f.Severity == "high") && !strings.HasPrefix(f.Rule, "team-") {
+			t.Errorf("%s: %s is %s with impact %.4f", name, f.Rule, f.Severity, f.Impact)
+		}
+		if steps == 0 && strings.Contains(f.Message, "of step time") {
+			t.Errorf("%s: %s says step time without steps: %s", name, f.Rule, f.Message)
+		}
+		for _, ev := range f.Evidence {
+			if ev.Unit == "bool" {
+				t.Errorf("%s: %s has boolean evidence %s", name, f.Rule, ev.Name)
+			}
+		}
+	}
+	if hasGPU && sum > idle+1e-6 {
+		t.Errorf("%s: idle-time rules claim %.4f, more than the GPU idle ratio %.4f", name, sum, idle)
+	}
+}

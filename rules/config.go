@@ -1,0 +1,134 @@
+package rules
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// ConfigFileName is the team configuration file stepdoctor looks for in
+// the current directory when --config is not given.
+const ConfigFileName = ".stepdoctor.yaml"
+
+// FileConfig is a parsed .stepdoctor.yaml:
+//
+//	# rules this team does not want to see
+//	disable: [memory-headroom]
+//	# severities replacing the rules' own (and their findings')
+//	severity:
+//	  pageable-memcpy: high
+//	# threshold overrides: rule id -> param -> value (same kind as the default)
+//	params:
+//	  dataloader-bound: {min_ratio: 0.1}
+//	# rule directories loaded beside the built-in pack, relative to this file
+//	rules: [team-rules]
+//	# per-rule evaluation timeout (Go duration)
+//	timeout: 2s
+//
+// Unknown keys are errors, so a misspelled key never silently does nothing.
+type FileConfig struct {
+	Disable  []string                  `yaml:"disable"`
+	Severity map[string]Severity       `yaml:"severity"`
+	Params   map[string]map[string]any `yaml:"params"`
+	Rules    []string                  `yaml:"rules"`
+	Timeout  string                    `yaml:"timeout"`
+
+	// Path is the file the config was read from ("" for none).
+	Path string `yaml:"-"`
+}
+
+// LoadConfigFile reads and checks a .stepdoctor.yaml. Rule directories
+// are made relative to the file's directory.
+func LoadConfigFile(path string) (*FileConfig, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config %s: %w", path, err)
+	}
+	c, err := ParseConfig(b)
+	if err != nil {
+		return nil, fmt.Errorf("parse config %s: %w", path, err)
+	}
+	c.Path = path
+	for i, d := range c.Rules {
+		if !filepath.IsAbs(d) {
+			c.Rules[i] = filepath.Join(filepath.Dir(path), d)
+		}
+	}
+	return c, nil
+}
+
+// ParseConfig parses .stepdoctor.yaml bytes (rule directories as written).
+func ParseConfig(b []byte) (*FileConfig, error) {
+	c := &FileConfig{}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return c, nil
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil {
+		return nil, err
+	}
+	if c.Timeout != "" {
+		d, err := time.ParseDuration(c.Timeout)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("timeout %q: want a positive Go duration such as 2s", c.Timeout)
+		}
+	}
+	return c, nil
+}
+
+// FindConfig returns the path of .stepdoctor.yaml in dir, or "" when
+// there is none.
+func FindConfig(dir string) (string, error) {
+	p := filepath.Join(dir, ConfigFileName)
+	st, err := os.Stat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("find config %s: %w", p, err)
+	case st.IsDir():
+		return "", fmt.Errorf("find config %s: is a directory", p)
+	}
+	return p, nil
+}
+
+// RuleConfig converts the file to the Config Set.With applies.
+func (c *FileConfig) RuleConfig() Config {
+	cfg := Config{Disable: c.Disable, Severity: c.Severity}
+	if len(c.Params) > 0 {
+		cfg.Params = Params{}
+		for id, ps := range c.Params {
+			cfg.Params[id] = ps
+		}
+	}
+	if c.Timeout != "" {
+		cfg.Timeout, _ = time.ParseDuration(c.Timeout) // checked by ParseConfig
+	}
+	return cfg
+}
+
+// LoadConfigured loads the built-in pack, the config's rule directories and
+// dirs, then applies the config. A nil config loads the rules unchanged.
+// Errors name the config file.
+func LoadConfigured(c *FileConfig, dirs ...string) (*Set, error) {
+	if c == nil {
+		return Load(dirs...)
+	}
+	all := append(append([]string(nil), c.Rules...), dirs...)
+	s, err := Load(all...)
+	if err != nil {
+		return nil, err
+	}
+	s, err = s.With(c.RuleConfig())
+	if err != nil {
+		return nil, fmt.Errorf("apply config %s: %w", c.Path, err)
+	}
+	return s, nil
+}
