@@ -75,6 +75,7 @@ func gpuTraining() *engine.Result {
 			"dataloader": {{Name: "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", TSUS: 1712345678650000, OffsetUS: 1012.5, DurUS: 18003.2, PID: "1234", TID: "1234"}},
 		},
 	}
+	withSeries(f)
 	return &engine.Result{
 		SchemaVersion: engine.ResultSchemaVersion,
 		Traces: []*engine.TraceResult{{
@@ -251,6 +252,13 @@ func hostile() *engine.Result {
 		GPUBusyRatio: f64(0.5), GPUIdleRatio: f64(0.5),
 		StepTimeUS: &facts.StepStats{Mean: 10, P50: 10, P90: 10, Max: 10},
 		Examples:   map[string][]facts.EventRef{"short_kernel": {ev}},
+		Steps: []facts.StepBreakdown{
+			{Name: evil, DurUS: 10, RolesUS: map[string]float64{"kernel": 4, evil: 6}},
+			{Name: "ProfilerStep#" + xssScript, DurUS: 10, RolesUS: map[string]float64{"kernel": 10}},
+		},
+		Timeline:   []facts.TimelineSpan{{OffsetUS: 0, DurUS: 5, Kind: "busy"}, {OffsetUS: 5, DurUS: 5, Kind: evil}},
+		TopKernels: []facts.KernelStat{{Name: evil, Count: 1, TotalUS: 5, MeanUS: 5, MaxUS: 5}},
+		TopOps:     []facts.OpStat{{Name: evil, Calls: 1, SelfCPUUS: 3, TotalCPUUS: 3}},
 	}
 	tr := &engine.TraceResult{
 		Input: engine.Input{Path: "runs/" + evil + ".json"},
@@ -301,4 +309,63 @@ func huge() *engine.Result {
 		r.Traces = append(r.Traces, base)
 	}
 	return r
+}
+
+// withSeries adds hand-made chart data to the gpuTraining facts: 20 steps
+// of ~40 ms whose first quarter waits on the DataLoader, a GPU timeline with
+// idle gaps of every cause, and kernel and operator tables.
+func withSeries(f *facts.Facts) {
+	var off float64
+	for i := 0; i < 20; i++ {
+		dl := 9000 + float64(i%4)*900
+		k := 18000 + float64(i%3)*1200
+		if i == 7 {
+			k += 22000 // the slow step of the examples
+		}
+		roles := map[string]float64{
+			"kernel": k, "memcpy": 1650.5, "memset": 40.25, "runtime": 3100, "dataloader": dl,
+			"cpu_op": 6200.75, "other": 420,
+		}
+		var dur float64
+		for _, us := range roles {
+			dur += us
+		}
+		f.Steps = append(f.Steps, facts.StepBreakdown{Name: fmt.Sprintf("ProfilerStep#%d", 100+i), OffsetUS: off, DurUS: dur, RolesUS: roles})
+		off += dur
+	}
+	causes := []string{"dataloader", "launch", "sync", "optimizer", "cpu_op", "untraced"}
+	var t float64
+	for i := 0; t < f.WindowUS; i++ {
+		busy := 2600 + float64(i%5)*700
+		idle := 900 + float64(i%7)*450
+		if i%8 == 0 {
+			idle = 9400 // the DataLoader wait at each step start
+		}
+		f.Timeline = append(f.Timeline, facts.TimelineSpan{OffsetUS: t, DurUS: min(busy, f.WindowUS-t), Kind: "busy"})
+		t += busy
+		if t >= f.WindowUS {
+			break
+		}
+		kind := causes[i%len(causes)]
+		if i%8 == 0 {
+			kind = "dataloader"
+		}
+		f.Timeline = append(f.Timeline, facts.TimelineSpan{OffsetUS: t, DurUS: min(idle, f.WindowUS-t), Kind: kind})
+		t += idle
+	}
+	f.TopKernels = []facts.KernelStat{
+		{Name: "sm90_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas", Count: 2400, TotalUS: 161250.5, MeanUS: 67.19, MaxUS: 212.4},
+		{Name: "void cudnn::ops::nchwToNhwcKernel<__half, __half, float, false, true, (cudnnKernelDataType_t)0>(cudnn::ops::nchw2nhwc_params_t<float>, __half const*, __half*)", Count: 1800, TotalUS: 64120.25, MeanUS: 35.62, MaxUS: 80},
+		{Name: "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)", Count: 5400, TotalUS: 17280, MeanUS: 3.2, MaxUS: 9.1},
+		{Name: "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", Count: 20, TotalUS: 15400.75, MeanUS: 770.04, MaxUS: 1210.5},
+		{Name: "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<float, at::native::sum_functor<float, float, float>::operator()(at::TensorIterator&)::{lambda(float, float)#1}>, unsigned int, float, 4> >(at::native::ReduceOp<float, at::native::func_wrapper_t<float, at::native::sum_functor<float, float, float>::operator()(at::TensorIterator&)::{lambda(float, float)#1}>, unsigned int, float, 4>)", Count: 600, TotalUS: 4010, MeanUS: 6.68, MaxUS: 12},
+	}
+	f.TopOps = []facts.OpStat{
+		{Name: "aten::copy_", Calls: 140, CallsPerStep: 7, SelfCPUUS: 12040.5, TotalCPUUS: 30210, SelfDeviceUS: 30120, TotalDeviceUS: 30120},
+		{Name: "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", Calls: 20, CallsPerStep: 1, SelfCPUUS: 150320, TotalCPUUS: 195240.25, SelfDeviceUS: 0, TotalDeviceUS: 0},
+		{Name: "aten::convolution_backward", Calls: 1060, CallsPerStep: 53, SelfCPUUS: 21300, TotalCPUUS: 60110, SelfDeviceUS: 98000.5, TotalDeviceUS: 98000.5},
+		{Name: "aten::addmm", Calls: 60, CallsPerStep: 3, SelfCPUUS: 2400, TotalCPUUS: 3900, SelfDeviceUS: 8800, TotalDeviceUS: 8800},
+		{Name: "Optimizer.step#SGD.step", Calls: 20, CallsPerStep: 1, SelfCPUUS: 8100, TotalCPUUS: 41000, SelfDeviceUS: 0, TotalDeviceUS: 12400},
+		{Name: "aten::item", Calls: 40, CallsPerStep: 2, SelfCPUUS: 300, TotalCPUUS: 18400, SelfDeviceUS: 0, TotalDeviceUS: 0},
+	}
 }

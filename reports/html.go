@@ -22,6 +22,18 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"nullMark": func() string { return nullMark },
 	"nullNote": func() string { return nullNote },
 	"offset":   offsetText,
+	"role":     roleLabel,
+	"dur":      fmtDur,
+	"pct":      fmtPct,
+	"fixed":    fixed,
+	"short":    shortName,
+	"meanStep": func(s seriesView) float64 { return s.StepSumUS / float64(max(len(s.Steps), 1)) },
+	"share": func(part, whole float64) string {
+		if whole <= 0 {
+			return nullMark
+		}
+		return fmtPct(nonNeg(part) / whole)
+	},
 	"sevClass": func(s string) string {
 		switch s {
 		case "high", "medium", "low", "info":
@@ -41,13 +53,31 @@ type htmlTrace struct {
 	traceView
 	DeviceText string
 	Findings   []htmlFinding
-	GPUChart   *barChart
+	GPUChart   *barChart // busy vs idle, when there is no timeline
 	StepChart  *barChart
+
+	Series         seriesView
+	TimelineChart  *svgChart
+	BreakdownChart *svgChart
+	KernelChart    *svgChart
+	OpChart        *svgChart
+	StepRows       []htmlStepRow
+}
+
+// htmlStepRow is one row of the per-step table (the breakdown chart's
+// text alternative): the step's duration and each charted role's time.
+type htmlStepRow struct {
+	Name  string
+	Dur   string
+	Roles []string
 }
 
 type htmlFinding struct {
 	findingView
-	DocHTML template.HTML
+	DocHTML     template.HTML
+	ImpactWidth string // impact bar width, percent of the track (0..100)
+	FixLang     string
+	Fix         string // first code block of the doc
 }
 
 // barChart is a horizontal bar chart laid out for an inline SVG with a
@@ -107,7 +137,8 @@ func HTML(w io.Writer, r *engine.Result) error {
 			}
 		}
 		for _, f := range v.Findings {
-			hf := htmlFinding{findingView: f}
+			hf := htmlFinding{findingView: f, ImpactWidth: fixed(clamp01(f.ImpactRatio)*100, 1)}
+			hf.FixLang, hf.Fix = fixSnippet(f.Doc)
 			if strings.TrimSpace(f.Doc) != "" {
 				doc, err := renderDoc(f.Doc)
 				if err != nil {
@@ -117,8 +148,24 @@ func HTML(w io.Writer, r *engine.Result) error {
 			}
 			ht.Findings = append(ht.Findings, hf)
 		}
-		ht.GPUChart = gpuChart(v)
+		ht.Series = v.Series
+		ht.TimelineChart = timelineChart(v.Index, v.Series)
+		if ht.TimelineChart == nil {
+			ht.GPUChart = gpuChart(v)
+		}
 		ht.StepChart = stepChart(v)
+		ht.BreakdownChart = stepBreakdownChart(v.Index, v.Series)
+		if ht.BreakdownChart != nil {
+			for i, st := range v.Series.Steps {
+				row := htmlStepRow{Name: stepLabel(st.Name, i), Dur: fmtDur(st.DurUS)}
+				for _, rt := range v.Series.StepRoles {
+					row.Roles = append(row.Roles, fmtDur(nonNeg(st.RolesUS[rt.Role])))
+				}
+				ht.StepRows = append(ht.StepRows, row)
+			}
+		}
+		ht.KernelChart = kernelChart(v.Index, v.Series)
+		ht.OpChart = opChart(v.Index, v.Series)
 		page.Traces = append(page.Traces, ht)
 	}
 	var buf bytes.Buffer

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"regexp"
+	"strings"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -164,4 +165,33 @@ func blockDangerousLinks(doc string) string {
 	doc = dangerousInline.ReplaceAllString(doc, "${1}#blocked-${2}-")
 	doc = dangerousRefDef.ReplaceAllString(doc, "${1}#blocked-${2}-")
 	return dangerousAuto.ReplaceAllString(doc, "&lt;${1}:")
+}
+
+// fixSnippet returns the first fenced code block of a rule doc (the code
+// change the doc proposes) and its info-string language, or "" when the doc
+// has none.
+func fixSnippet(doc string) (lang, code string) {
+	src := []byte(doc)
+	root := docMarkdown.Parser().Parse(text.NewReader(src))
+	_ = ast.Walk(root, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		fc, ok := n.(*ast.FencedCodeBlock)
+		if !ok || !entering {
+			return ast.WalkContinue, nil
+		}
+		var b strings.Builder
+		lines := fc.Lines()
+		for i := 0; i < lines.Len(); i++ {
+			seg := lines.At(i)
+			b.Write(seg.Value(src))
+		}
+		if s := strings.TrimRight(b.String(), "\n"); strings.TrimSpace(s) != "" {
+			code = s
+			if fc.Info != nil {
+				lang, _, _ = strings.Cut(strings.TrimSpace(string(fc.Info.Segment.Value(src))), " ")
+			}
+			return ast.WalkStop, nil
+		}
+		return ast.WalkContinue, nil
+	})
+	return lang, code
 }

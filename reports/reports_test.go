@@ -137,12 +137,13 @@ func TestHTMLEscapesTraceStrings(t *testing.T) {
 		}
 	}
 	// The only markup of those kinds is the page's own: one <style>, two
-	// <meta> plus three more in head, and two SVG charts per trace.
+	// <meta> plus three more in head, and five SVG charts per trace
+	// (timeline, step time, per-step breakdown, top kernels, top ops).
 	counts := map[string]int{}
 	for _, m := range dataTags(out) {
 		counts[strings.ToLower(strings.TrimLeft(m[1:], " \t"))]++
 	}
-	want := map[string]int{"style": 1, "meta": 5, "svg": 4}
+	want := map[string]int{"style": 1, "meta": 5, "svg": 10}
 	for k, v := range counts {
 		if want[k] != v {
 			t.Errorf("HTML has %d <%s> elements, want %d", v, k, want[k])
@@ -556,8 +557,8 @@ func TestHTMLSelfContained(t *testing.T) {
 		}
 	}
 	gpu := string(render(t, HTML, gpuTraining()))
-	if strings.Count(gpu, "<svg ") != 2 {
-		t.Error("GPU trace should have the busy/idle and step-time charts")
+	if n := strings.Count(gpu, "<svg "); n != 5 {
+		t.Errorf("GPU trace has %d charts, want timeline, step time, breakdown, kernels and ops", n)
 	}
 	if cpu := string(render(t, HTML, cpuOnly())); strings.Contains(cpu, "<svg ") {
 		t.Error("CPU-only trace without steps should have no charts")

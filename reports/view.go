@@ -54,21 +54,23 @@ type traceView struct {
 	NullFacts    int
 	NotEvaluated []rules.NotEvaluated
 	Health       trace.Health
+	Series       seriesView
 }
 
 type findingView struct {
-	Rank       int // 1-based
-	Rule       string
-	Title      string
-	Severity   string
-	Category   string
-	Confidence string
-	Message    string
-	Impact     string // "24.0%"
-	Evidence   []evidenceRow
-	Examples   []exampleRow
-	Doc        string
-	References []string
+	Rank        int // 1-based
+	Rule        string
+	Title       string
+	Severity    string
+	Category    string
+	Confidence  string
+	Message     string
+	Impact      string  // "24.0%"
+	ImpactRatio float64 // 0..1 as given (may be out of range or NaN)
+	Evidence    []evidenceRow
+	Examples    []exampleRow
+	Doc         string
+	References  []string
 }
 
 type evidenceRow struct {
@@ -147,6 +149,7 @@ func buildView(i int, tr *engine.TraceResult) traceView {
 		v.StepCV = f.StepTimeCV
 		v.Verdict = verdict(f)
 		v.Facts = factRows(f)
+		v.Series = buildSeries(f)
 		for _, row := range v.Facts {
 			if row.Null {
 				v.NullFacts++
@@ -161,16 +164,17 @@ func buildView(i int, tr *engine.TraceResult) traceView {
 
 func buildFinding(rank int, fd rules.Finding) findingView {
 	fv := findingView{
-		Rank:       rank,
-		Rule:       fd.Rule,
-		Title:      fd.Title,
-		Severity:   string(fd.Severity),
-		Category:   fd.Category,
-		Confidence: string(fd.Confidence),
-		Message:    fd.Message,
-		Impact:     fmtPct(fd.Impact),
-		Doc:        fd.Doc,
-		References: fd.References,
+		Rank:        rank,
+		Rule:        fd.Rule,
+		Title:       fd.Title,
+		Severity:    string(fd.Severity),
+		Category:    fd.Category,
+		Confidence:  string(fd.Confidence),
+		Message:     fd.Message,
+		Impact:      fmtPct(fd.Impact),
+		ImpactRatio: fd.Impact,
+		Doc:         fd.Doc,
+		References:  fd.References,
 	}
 	if fv.Title == "" {
 		fv.Title = fd.Rule

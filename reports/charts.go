@@ -1,0 +1,328 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/stepdoctor/stepdoctor/engine/facts"
+)
+
+// Layout of the series charts, in SVG user units. Every chart is chartW
+// wide; the page scales it to the column width, and a narrow-screen CSS rule
+// enlarges the text so it stays readable on a phone.
+const (
+	chartW          = 640.0
+	maxStepColumns  = 120  // steps drawn in the per-step chart
+	maxTimelineRect = 2000 // timeline spans drawn before bucketing
+	timelineBuckets = 1280 // buckets when a timeline has more spans
+	topBars         = 10   // bars in the top-kernel and top-op charts
+	barLabelRunes   = 72   // name runes in a bar label
+)
+
+// svgChart is a chart laid out for an inline SVG with a viewBox of W x H.
+// All numbers are preformatted (fixed precision) so output is
+// deterministic; all strings are escaped by html/template.
+type svgChart struct {
+	ID     string // unique per page, for aria-labelledby
+	Title  string
+	Desc   string // text alternative
+	W, H   string
+	Class  string // extra class on the <svg>
+	Rects  []svgRect
+	Lines  []svgLine
+	Texts  []svgText
+	Legend []legendItem
+	Note   string // shown under the chart, e.g. "first 120 of 300 steps"
+}
+
+type svgRect struct {
+	X, Y, W, H string
+	Class      string
+	Tip        string // <title> tooltip, "" for none
+}
+
+type svgLine struct{ X1, Y1, X2, Y2 string }
+
+type svgText struct {
+	X, Y   string
+	Anchor string // "", "middle" or "end"
+	Class  string
+	Text   string
+}
+
+type legendItem struct {
+	Class string
+	Label string
+	Value string
+}
+
+func num(x float64) string { return fixed(x, 1) }
+
+// stepBreakdownChart stacks each step's role times bottom-up in
+// facts.Roles order, scaled to the longest step.
+func stepBreakdownChart(idx int, s seriesView) *svgChart {
+	if len(s.Steps) == 0 || len(s.StepRoles) == 0 {
+		return nil
+	}
+	steps := s.Steps
+	c := &svgChart{ID: fmt.Sprintf("steps-%d", idx), Title: "Per-step time breakdown", Class: "chart-steps"}
+	if len(steps) > maxStepColumns {
+		c.Note = fmt.Sprintf("Showing the first %d of %d steps; the table lists all.", maxStepColumns, len(steps))
+		steps = steps[:maxStepColumns]
+	}
+	var top float64
+	for _, st := range steps {
+		top = max(top, stackHeight(st))
+	}
+	if top <= 0 {
+		return nil
+	}
+	const (
+		plotTop = 20.0
+		plotBot = 180.0
+	)
+	const gutter = 76.0 // y-axis labels
+	plotH := plotBot - plotTop
+	for _, g := range []float64{0, 0.5, 1} {
+		y := plotBot - g*plotH
+		c.Lines = append(c.Lines, svgLine{X1: num(gutter), Y1: num(y), X2: num(chartW), Y2: num(y)})
+		c.Texts = append(c.Texts, svgText{X: num(gutter - 6), Y: num(y + 4), Anchor: "end", Class: "axis", Text: fmtAxis(top * g)})
+	}
+	slot := (chartW - gutter) / float64(len(steps))
+	bw := slot * 0.78
+	if slot-bw > 12 {
+		bw = slot - 12
+	}
+	every := int(math.Ceil(float64(len(steps)) / 8))
+	for i, st := range steps {
+		x := gutter + float64(i)*slot + (slot-bw)/2
+		y := plotBot
+		for _, rt := range s.StepRoles {
+			us := nonNeg(st.RolesUS[rt.Role])
+			if us <= 0 {
+				continue
+			}
+			h := us / top * plotH
+			y -= h
+			c.Rects = append(c.Rects, svgRect{
+				X: num(x), Y: fixed(y, 2), W: num(bw), H: fixed(h, 2), Class: roleClass(rt.Role),
+				Tip: fmt.Sprintf("%s: %s %s", stepLabel(st.Name, i), roleLabel(rt.Role), fmtDur(us)),
+			})
+		}
+		if i%every == 0 {
+			c.Texts = append(c.Texts, svgText{X: num(gutter + float64(i)*slot + slot/2), Y: num(plotBot + 16), Anchor: "middle", Class: "axis", Text: stepLabel(st.Name, i)})
+		}
+	}
+	c.W, c.H = num(chartW), num(plotBot+22)
+	var shares []string
+	for _, rt := range s.StepRoles {
+		c.Legend = append(c.Legend, legendItem{Class: roleClass(rt.Role), Label: roleLabel(rt.Role), Value: fmtPct(rt.Share)})
+		shares = append(shares, fmt.Sprintf("%s %s (%s per step)", roleLabel(rt.Role), fmtPct(rt.Share), fmtDur(rt.MeanUS)))
+	}
+	c.Desc = fmt.Sprintf("Stacked bars, one per step (%d steps, longest %s). Share of step time: %s.",
+		len(s.Steps), fmtDur(top), strings.Join(shares, ", "))
+	return c
+}
+
+func stackHeight(st facts.StepBreakdown) float64 {
+	var sum float64
+	for _, us := range st.RolesUS {
+		sum += nonNeg(us)
+	}
+	return max(sum, nonNeg(st.DurUS))
+}
+
+// stepLabel turns "ProfilerStep#12" into "#12"; other names are shortened.
+func stepLabel(name string, i int) string {
+	if _, n, ok := strings.Cut(name, "#"); ok && n != "" {
+		return "#" + shortName(n, 8)
+	}
+	if name == "" {
+		return "step " + strconv.Itoa(i+1)
+	}
+	return shortName(name, 12)
+}
+
+// timelineChart draws the primary GPU over the window: busy spans and idle
+// gaps coloured by cause.
+func timelineChart(idx int, s seriesView) *svgChart {
+	if len(s.Timeline) == 0 || s.WindowUS <= 0 {
+		return nil
+	}
+	const (
+		stripY = 4.0
+		stripH = 40.0
+	)
+	c := &svgChart{ID: fmt.Sprintf("timeline-%d", idx), Title: "GPU timeline", Class: "chart-timeline"}
+	c.Rects = append(c.Rects, svgRect{X: "0", Y: num(stripY), W: num(chartW), H: num(stripH), Class: "r-none"})
+	scale := chartW / s.WindowUS
+	if len(s.Timeline) <= maxTimelineRect {
+		for _, sp := range s.Timeline {
+			w := nonNeg(sp.DurUS) * scale
+			if w <= 0 {
+				continue
+			}
+			c.Rects = append(c.Rects, svgRect{
+				X: fixed(nonNeg(sp.OffsetUS)*scale, 2), Y: num(stripY), W: fixed(w, 2), H: num(stripH), Class: roleClass(sp.Kind),
+				Tip: fmt.Sprintf("%s: %s at +%s", roleLabel(sp.Kind), fmtDur(sp.DurUS), fmtDur(sp.OffsetUS)),
+			})
+		}
+	} else {
+		c.Note = fmt.Sprintf("%d spans drawn as %d slices, each coloured by what filled most of it.", len(s.Timeline), timelineBuckets)
+		for _, b := range bucketTimeline(s.Timeline, s.WindowUS, timelineBuckets) {
+			c.Rects = append(c.Rects, svgRect{X: fixed(b.x*chartW, 2), Y: num(stripY), W: fixed(b.w*chartW, 2), H: num(stripH), Class: roleClass(b.kind)})
+		}
+	}
+	for _, g := range []float64{0, 0.5, 1} {
+		anchor := "middle"
+		switch g {
+		case 0:
+			anchor = ""
+		case 1:
+			anchor = "end"
+		}
+		c.Texts = append(c.Texts, svgText{X: num(g * chartW), Y: num(stripY + stripH + 16), Anchor: anchor, Class: "axis", Text: fmtDur(g * s.WindowUS)})
+	}
+	c.W, c.H = num(chartW), num(stripY+stripH+22)
+	busyShare := s.BusyUS / s.WindowUS
+	c.Legend = append(c.Legend, legendItem{Class: "r-busy", Label: "busy", Value: fmtPct(busyShare)})
+	parts := []string{"busy " + fmtPct(busyShare)}
+	for _, ic := range s.IdleCauses {
+		c.Legend = append(c.Legend, legendItem{Class: roleClass(ic.Role), Label: "idle: " + roleLabel(ic.Role), Value: fmtPct(ic.Share)})
+		parts = append(parts, fmt.Sprintf("idle waiting on %s %s", roleLabel(ic.Role), fmtPct(ic.Share)))
+	}
+	c.Desc = fmt.Sprintf("The primary GPU over the %s window: %s.", fmtDur(s.WindowUS), strings.Join(parts, ", "))
+	return c
+}
+
+type bucket struct {
+	x, w float64 // 0..1 of the window
+	kind string
+}
+
+// bucketTimeline splits the window into n equal slices and gives each the
+// kind that covers most of it; neighbouring slices of one kind merge.
+func bucketTimeline(spans []facts.TimelineSpan, window float64, n int) []bucket {
+	cover := make([]map[string]float64, n)
+	width := window / float64(n)
+	for _, sp := range spans {
+		start, end := nonNeg(sp.OffsetUS), nonNeg(sp.OffsetUS)+nonNeg(sp.DurUS)
+		for i := int(start / width); i < n && float64(i)*width < end; i++ {
+			lo, hi := max(start, float64(i)*width), min(end, float64(i+1)*width)
+			if hi <= lo {
+				continue
+			}
+			if cover[i] == nil {
+				cover[i] = map[string]float64{}
+			}
+			cover[i][sp.Kind] += hi - lo
+		}
+	}
+	var out []bucket
+	for i, m := range cover {
+		if len(m) == 0 {
+			continue
+		}
+		best, bestUS := "", -1.0
+		for _, k := range knownFirst(append([]string{"busy"}, facts.IdleCauses...), m) {
+			if m[k] > bestUS {
+				best, bestUS = k, m[k]
+			}
+		}
+		x := float64(i) / float64(n)
+		if l := len(out) - 1; l >= 0 && out[l].kind == best && math.Abs(out[l].x+out[l].w-x) < 1e-9 {
+			out[l].w += 1 / float64(n)
+			continue
+		}
+		out = append(out, bucket{x: x, w: 1 / float64(n), kind: best})
+	}
+	return out
+}
+
+// hbar is one bar of a top-N chart.
+type hbar struct {
+	label string
+	value float64
+	text  string
+}
+
+// topBarChart lays out up to topBars bars, each with its label above it and
+// its value after it, scaled to the largest value.
+func topBarChart(id, title, desc, class string, bars []hbar) *svgChart {
+	if len(bars) == 0 {
+		return nil
+	}
+	if len(bars) > topBars {
+		bars = bars[:topBars]
+	}
+	var top float64
+	for _, b := range bars {
+		top = max(top, nonNeg(b.value))
+	}
+	const (
+		rowH   = 38.0
+		barY   = 18.0
+		barH   = 14.0
+		valueW = 170.0
+	)
+	c := &svgChart{ID: id, Title: title, Desc: desc, Class: "chart-top"}
+	span := chartW - valueW
+	for i, b := range bars {
+		y := float64(i) * rowH
+		w := 0.0
+		if top > 0 {
+			w = nonNeg(b.value) / top * span
+		}
+		c.Texts = append(c.Texts, svgText{X: "0", Y: num(y + 13), Class: "label", Text: shortName(b.label, barLabelRunes)})
+		c.Rects = append(c.Rects, svgRect{X: "0", Y: num(y + barY), W: num(max(w, 1)), H: num(barH), Class: class, Tip: clean(b.label)})
+		c.Texts = append(c.Texts, svgText{X: num(max(w, 1) + 6), Y: num(y + barY + 11.5), Class: "value", Text: b.text})
+	}
+	c.W, c.H = num(chartW), num(float64(len(bars))*rowH)
+	return c
+}
+
+func kernelChart(idx int, s seriesView) *svgChart {
+	if len(s.TopKernels) == 0 {
+		return nil
+	}
+	var bars []hbar
+	var parts []string
+	for i, k := range s.TopKernels {
+		share := ""
+		if s.KernelTotalUS > 0 {
+			share = " · " + fmtPct(nonNeg(k.TotalUS)/s.KernelTotalUS)
+		}
+		bars = append(bars, hbar{label: k.Name, value: k.TotalUS, text: fmtDur(k.TotalUS) + share})
+		if i < 5 {
+			parts = append(parts, fmt.Sprintf("%s %s over %d calls", shortName(k.Name, 60), fmtDur(k.TotalUS), k.Count))
+		}
+	}
+	desc := fmt.Sprintf("Bars of total GPU time for the top %d kernels by name. Largest: %s.", min(len(bars), topBars), strings.Join(parts, "; "))
+	return topBarChart(fmt.Sprintf("kernels-%d", idx), "Top kernels by GPU time", desc, "r-kernel", bars)
+}
+
+func opChart(idx int, s seriesView) *svgChart {
+	if len(s.TopOps) == 0 {
+		return nil
+	}
+	var bars []hbar
+	var parts []string
+	for i, o := range s.TopOps {
+		bars = append(bars, hbar{label: o.Name, value: o.SelfCPUUS, text: fmtDur(o.SelfCPUUS) + " · " + strconv.FormatInt(o.Calls, 10) + " calls"})
+		if i < 5 {
+			parts = append(parts, fmt.Sprintf("%s %s self over %d calls", shortName(o.Name, 60), fmtDur(o.SelfCPUUS), o.Calls))
+		}
+	}
+	desc := fmt.Sprintf("Bars of self CPU time for the top %d operators. Largest: %s.", min(len(bars), topBars), strings.Join(parts, "; "))
+	return topBarChart(fmt.Sprintf("ops-%d", idx), "Top CPU operators by self time", desc, "r-cpuop", bars)
+}
+
+// fmtAxis is fmtDur except that zero is "0".
+func fmtAxis(us float64) string {
+	if us == 0 {
+		return "0"
+	}
+	return fmtDur(us)
+}
