@@ -1,7 +1,9 @@
 package reports
 
 import (
+	"context"
 	"fmt"
+	"path/filepath"
 
 	"github.com/stepdoctor/stepdoctor/engine"
 	"github.com/stepdoctor/stepdoctor/engine/facts"
@@ -367,5 +369,23 @@ func withSeries(f *facts.Facts) {
 		{Name: "aten::addmm", Calls: 60, CallsPerStep: 3, SelfCPUUS: 2400, TotalCPUUS: 3900, SelfDeviceUS: 8800, TotalDeviceUS: 8800},
 		{Name: "Optimizer.step#SGD.step", Calls: 20, CallsPerStep: 1, SelfCPUUS: 8100, TotalCPUUS: 41000, SelfDeviceUS: 0, TotalDeviceUS: 12400},
 		{Name: "aten::item", Calls: 40, CallsPerStep: 2, SelfCPUUS: 300, TotalCPUUS: 18400, SelfDeviceUS: 0, TotalDeviceUS: 0},
+	}
+}
+
+// sampleTrace analyses one of the project's sample traces (written by
+// engine/trace/tracetest into testdata/traces) with the built-in rules, so
+// the goldens pin what the whole pipeline reports for it. The input path is
+// shown relative to the repository root.
+func sampleTrace(name string) func() *engine.Result {
+	return func() *engine.Result {
+		path := filepath.Join("..", "testdata", "traces", name+".pt.trace.json")
+		r, err := engine.Analyze(context.Background(), engine.Options{Paths: []string{path}})
+		if err != nil {
+			panic(fmt.Sprintf("analyze %s: %v", path, err))
+		}
+		for _, tr := range r.Traces {
+			tr.Input.Path = filepath.ToSlash(filepath.Join("testdata", "traces", name+".pt.trace.json"))
+		}
+		return r
 	}
 }

@@ -22,15 +22,16 @@ type mdLimits struct {
 	docs        bool // include rule docs
 	facts       bool // include the facts table
 	evidence    bool // include evidence/examples blocks
+	tableRows   int  // rows of the per-step, kernel and operator tables (0: tables left out)
 }
 
 var mdLevels = []mdLimits{
-	{examples: 5, diagnostics: 20, notEval: 50, findings: 50, docs: true, facts: true, evidence: true},
-	{examples: 3, diagnostics: 10, notEval: 20, findings: 30, docs: true, facts: true, evidence: true},
-	{examples: 3, diagnostics: 5, notEval: 10, findings: 20, docs: false, facts: true, evidence: true},
-	{examples: 1, diagnostics: 3, notEval: 5, findings: 10, docs: false, facts: false, evidence: true},
-	{examples: 0, diagnostics: 3, notEval: 3, findings: 5, docs: false, facts: false, evidence: false},
-	{examples: 0, diagnostics: 1, notEval: 0, findings: 3, docs: false, facts: false, evidence: false},
+	{examples: 5, diagnostics: 20, notEval: 50, findings: 50, docs: true, facts: true, evidence: true, tableRows: 25},
+	{examples: 3, diagnostics: 10, notEval: 20, findings: 30, docs: true, facts: true, evidence: true, tableRows: 10},
+	{examples: 3, diagnostics: 5, notEval: 10, findings: 20, docs: false, facts: true, evidence: true, tableRows: 10},
+	{examples: 1, diagnostics: 3, notEval: 5, findings: 10, docs: false, facts: false, evidence: true, tableRows: 5},
+	{examples: 0, diagnostics: 3, notEval: 3, findings: 5, docs: false, facts: false, evidence: false, tableRows: 0},
+	{examples: 0, diagnostics: 1, notEval: 0, findings: 3, docs: false, facts: false, evidence: false, tableRows: 0},
 }
 
 // Markdown writes r as GitHub-flavoured Markdown that fits a pull-request
@@ -142,8 +143,10 @@ func mdTrace(b *strings.Builder, v traceView, lim mdLimits, many bool) {
 	}
 	fmt.Fprintf(b, "| Window | %s |\n\n", v.Window)
 	fmt.Fprintf(b, "**Verdict:** %s.\n\n", mdText(v.Verdict))
+	mdTimeline(b, v)
 
 	mdFindings(b, v, lim)
+	mdSeries(b, v, lim)
 	mdFacts(b, v, lim)
 	mdNotEvaluated(b, v, lim)
 	mdHealth(b, v, lim)
@@ -195,6 +198,10 @@ func mdFindings(b *strings.Builder, v traceView, lim mdLimits) {
 				fmt.Fprintf(b, "_%d example events left out to fit a comment._\n\n", len(f.Examples))
 			}
 			b.WriteString("</details>\n\n")
+		}
+		if lang, code := fixSnippet(f.Doc); code != "" {
+			fence := strings.Repeat("`", max(3, longestRun(code, '`')+1))
+			fmt.Fprintf(b, "**Fix:**\n\n%s%s\n%s\n%s\n\n", fence, mdInfo(lang), code, fence)
 		}
 		if lim.docs && (strings.TrimSpace(f.Doc) != "" || len(f.References) > 0) {
 			b.WriteString("<details><summary>Why it matters and how to fix it</summary>\n\n")
@@ -385,4 +392,121 @@ func mdRef(ref string) string {
 func isWebURL(s string) bool {
 	l := strings.ToLower(s)
 	return strings.HasPrefix(l, "https://") || strings.HasPrefix(l, "http://")
+}
+
+// longestRun is the length of the longest run of c in s.
+func longestRun(s string, c byte) int {
+	best, cur := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			cur++
+			best = max(best, cur)
+		} else {
+			cur = 0
+		}
+	}
+	return best
+}
+
+// mdInfo keeps a fence info string only when it is a plain language name.
+func mdInfo(lang string) string {
+	for _, r := range lang {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '+') {
+			return ""
+		}
+	}
+	return lang
+}
+
+// mdTimeline writes one line on the GPU timeline: busy share and the idle
+// gaps by cause, largest first in facts.IdleCauses order.
+func mdTimeline(b *strings.Builder, v traceView) {
+	s := v.Series
+	if len(s.Timeline) == 0 || s.WindowUS <= 0 {
+		return
+	}
+	parts := []string{"busy " + fmtPct(s.BusyUS/s.WindowUS)}
+	for _, ic := range s.IdleCauses {
+		parts = append(parts, fmt.Sprintf("idle on %s %s (%d gaps)", mdText(roleLabel(ic.Role)), fmtPct(ic.Share), ic.Count))
+	}
+	fmt.Fprintf(b, "**GPU timeline** (%s): %s.\n\n", fmtDur(s.WindowUS), strings.Join(parts, ", "))
+}
+
+// mdSeries writes the per-step breakdown and the kernel and operator
+// tables, each only when the facts carry it.
+func mdSeries(b *strings.Builder, v traceView, lim mdLimits) {
+	s := v.Series
+	if len(s.StepRoles) == 0 && len(s.TopKernels) == 0 && len(s.TopOps) == 0 {
+		return
+	}
+	b.WriteString("### Where the time goes\n\n")
+	if len(s.StepRoles) > 0 {
+		fmt.Fprintf(b, "Share of step time over %d steps:\n\n", len(s.Steps))
+		b.WriteString("| Role | Per step | Share |\n|---|---:|---:|\n")
+		for _, rt := range s.StepRoles {
+			fmt.Fprintf(b, "| %s | %s | %s |\n", mdCell(roleLabel(rt.Role)), fmtDur(rt.MeanUS), fmtPct(rt.Share))
+		}
+		b.WriteString("\n")
+		if lim.tableRows > 0 {
+			rows := s.Steps
+			if len(rows) > lim.tableRows {
+				rows = rows[:lim.tableRows]
+			}
+			fmt.Fprintf(b, "<details><summary>Per-step breakdown (%d steps)</summary>\n\n", len(s.Steps))
+			b.WriteString("| Step | Duration |")
+			sep := "|---|---:|"
+			for _, rt := range s.StepRoles {
+				b.WriteString(" " + mdCell(roleLabel(rt.Role)) + " |")
+				sep += "---:|"
+			}
+			b.WriteString("\n" + sep + "\n")
+			for i, st := range rows {
+				fmt.Fprintf(b, "| %s | %s |", mdCell(stepLabel(st.Name, i)), fmtDur(st.DurUS))
+				for _, rt := range s.StepRoles {
+					b.WriteString(" " + fmtDur(nonNeg(st.RolesUS[rt.Role])) + " |")
+				}
+				b.WriteString("\n")
+			}
+			b.WriteString("\n")
+			if len(rows) < len(s.Steps) {
+				fmt.Fprintf(b, "_Showing %d of %d steps._\n\n", len(rows), len(s.Steps))
+			}
+			b.WriteString("</details>\n\n")
+		}
+	}
+	if len(s.TopKernels) > 0 {
+		b.WriteString("**Top kernels by GPU time**\n\n")
+		rows := s.TopKernels
+		if len(rows) > max(lim.tableRows, 3) {
+			rows = rows[:max(lim.tableRows, 3)]
+		}
+		b.WriteString("| Kernel | Calls | Total | Mean | Max | Share |\n|---|---:|---:|---:|---:|---:|\n")
+		for _, k := range rows {
+			share := nullMark
+			if s.KernelTotalUS > 0 {
+				share = fmtPct(nonNeg(k.TotalUS) / s.KernelTotalUS)
+			}
+			fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s |\n", mdCell(shortName(k.Name, 120)), k.Count, fmtDur(k.TotalUS), fmtDur(k.MeanUS), fmtDur(k.MaxUS), share)
+		}
+		b.WriteString("\n")
+		if len(rows) < len(s.TopKernels) {
+			fmt.Fprintf(b, "_Showing %d of %d kernels; the HTML report lists all._\n\n", len(rows), len(s.TopKernels))
+		}
+	}
+	if len(s.TopOps) > 0 {
+		b.WriteString("**Top CPU operators by self time**\n\n")
+		rows := s.TopOps
+		if len(rows) > max(lim.tableRows, 3) {
+			rows = rows[:max(lim.tableRows, 3)]
+		}
+		b.WriteString("| Operator | Calls | Calls / step | Self CPU | Total CPU | Self device | Total device |\n|---|---:|---:|---:|---:|---:|---:|\n")
+		for _, o := range rows {
+			fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s |\n", mdCell(shortName(o.Name, 120)), o.Calls, fixed(o.CallsPerStep, 2),
+				fmtDur(o.SelfCPUUS), fmtDur(o.TotalCPUUS), fmtDur(o.SelfDeviceUS), fmtDur(o.TotalDeviceUS))
+		}
+		b.WriteString("\n")
+		if len(rows) < len(s.TopOps) {
+			fmt.Fprintf(b, "_Showing %d of %d operators; the HTML report lists all._\n\n", len(rows), len(s.TopOps))
+		}
+	}
 }

@@ -19,7 +19,7 @@ type seriesView struct {
 	Timeline   []facts.TimelineSpan
 	WindowUS   float64     // timeline extent: max(window, last span end)
 	BusyUS     float64     // busy time on the timeline
-	IdleCauses []roleTotal // idle causes with time, in facts.IdleCauses order
+	IdleCauses []roleTotal // idle causes with time, largest first
 
 	TopKernels     []facts.KernelStat
 	KernelTotalUS  float64        // sum over TopKernels
@@ -84,6 +84,16 @@ func buildSeries(f *facts.Facts) seriesView {
 			}
 			s.IdleCauses = append(s.IdleCauses, rt)
 		}
+		// Largest first; ties keep the IdleCauses order.
+		slices.SortStableFunc(s.IdleCauses, func(a, b roleTotal) int {
+			switch {
+			case a.TotalUS > b.TotalUS:
+				return -1
+			case a.TotalUS < b.TotalUS:
+				return 1
+			}
+			return 0
+		})
 	}
 	s.TopKernels = f.TopKernels
 	for _, k := range s.TopKernels {

@@ -36,7 +36,9 @@ func shorten(s string, n int) string {
 
 // Text writes a compact, ranked summary for a terminal: per trace one header
 // line (path, device, rank, steps, window in ms), the verdict, a warning
-// when the trace was repaired, up to 10 findings (rank, severity, impact as
+// when the trace was repaired, the GPU busy share and the largest idle causes
+// and the top kernel (when the facts carry a timeline and a kernel table),
+// up to 10 findings (rank, severity, impact as
 // a percentage of step time, confidence, rule id, title and the message cut
 // to 200 characters), the
 // number of rules not evaluated with their hints, and the diagnostics count.
@@ -83,6 +85,24 @@ func Text(w io.Writer, r *engine.Result, color bool) error {
 		fmt.Fprintf(&b, "  %s\n", clean(v.Verdict))
 		if v.Repaired {
 			fmt.Fprintf(&b, "  %s\n", st(ansiRed+ansiBold, "! this trace was repaired; figures may be partial"))
+		}
+		if sv := v.Series; len(sv.Timeline) > 0 && sv.WindowUS > 0 {
+			parts := []string{}
+			for k, ic := range sv.IdleCauses {
+				if k == 4 {
+					break
+				}
+				parts = append(parts, roleLabel(ic.Role)+" "+fmtPct(ic.Share))
+			}
+			line := "GPU busy " + fmtPct(sv.BusyUS/sv.WindowUS)
+			if len(parts) > 0 {
+				line += "; idle waiting on " + strings.Join(parts, ", ")
+			}
+			fmt.Fprintf(&b, "  %s\n", line)
+		}
+		if sv := v.Series; len(sv.TopKernels) > 0 && sv.KernelTotalUS > 0 {
+			k := sv.TopKernels[0]
+			fmt.Fprintf(&b, "  top kernel: %s (%s, %s of kernel time)\n", shortName(k.Name, 80), fmtDur(k.TotalUS), fmtPct(nonNeg(k.TotalUS)/sv.KernelTotalUS))
 		}
 		if len(v.Findings) == 0 {
 			b.WriteString("  no findings\n")
