@@ -183,7 +183,7 @@ func timelineChart(idx int, s seriesView) *svgChart {
 		case 1:
 			anchor = "end"
 		}
-		c.Texts = append(c.Texts, svgText{X: num(g * chartW), Y: num(stripY + stripH + 16), Anchor: anchor, Class: "axis", Text: fmtDur(g * s.WindowUS)})
+		c.Texts = append(c.Texts, svgText{X: num(g * chartW), Y: num(stripY + stripH + 16), Anchor: anchor, Class: "axis", Text: fmtAxis(g * s.WindowUS)})
 	}
 	c.W, c.H = num(chartW), num(stripY+stripH+22)
 	busyShare := s.BusyUS / s.WindowUS
