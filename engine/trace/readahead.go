@@ -13,7 +13,7 @@ type readAhead struct {
 	free   chan []byte
 	cur    []byte // unread part of block
 	block  []byte // the block being read, returned to free when done
-	err    error // final error, valid once blocks is closed
+	err    error  // final error, valid once blocks is closed
 	done   chan struct{}
 	once   sync.Once
 }
