@@ -47,6 +47,7 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 type htmlPage struct {
 	Traces []htmlTrace
 	Many   bool
+	Ranks  []rankRow // per-rank table when ranks were analyzed together
 }
 
 type htmlTrace struct {
@@ -125,7 +126,7 @@ func HTML(w io.Writer, r *engine.Result) error {
 		return fmt.Errorf("render html: %w", errNilResult)
 	}
 	views := buildViews(r)
-	page := htmlPage{Many: len(views) > 1}
+	page := htmlPage{Many: len(views) > 1, Ranks: rankTable(r)}
 	for _, v := range views {
 		ht := htmlTrace{traceView: v}
 		ht.DeviceText = v.Device

@@ -28,6 +28,8 @@ type jsonReport struct {
 
 type jsonTrace struct {
 	Input        jsonInput          `json:"input"`
+	Rank         *int64             `json:"rank"`
+	RankSource   string             `json:"rank_source"`
 	Verdict      string             `json:"verdict"`
 	Facts        json.RawMessage    `json:"facts"`
 	Findings     []jsonFinding      `json:"findings"`
@@ -167,6 +169,8 @@ func JSON(w io.Writer, r *engine.Result) error {
 func buildJSONTrace(tr *engine.TraceResult) (jsonTrace, error) {
 	jt := jsonTrace{
 		Input:        jsonInput{Path: tr.Input.Path, Bytes: tr.Input.Bytes, Compressed: tr.Input.Compressed},
+		Rank:         tr.Rank,
+		RankSource:   tr.RankSource,
 		Findings:     []jsonFinding{},
 		NotEvaluated: []jsonNotEvaluated{},
 		Health: jsonHealth{

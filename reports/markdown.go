@@ -54,9 +54,10 @@ func Markdown(w io.Writer, r *engine.Result) error {
 		return fmt.Errorf("render markdown: %w", errNilResult)
 	}
 	views := buildViews(r)
+	ranks := rankTable(r)
 	var out string
 	for i, lim := range mdLevels {
-		out = renderMarkdown(views, lim, i > 0)
+		out = renderMarkdown(views, ranks, lim, i > 0)
 		if len(out) <= MarkdownLimit {
 			break
 		}
@@ -81,7 +82,7 @@ func cutMarkdown(s string) string {
 	return s[:cut] + note
 }
 
-func renderMarkdown(views []traceView, lim mdLimits, reduced bool) string {
+func renderMarkdown(views []traceView, ranks []rankRow, lim mdLimits, reduced bool) string {
 	var b strings.Builder
 	b.WriteString("# stepdoctor report\n\n")
 	if reduced {
@@ -102,6 +103,9 @@ func renderMarkdown(views []traceView, lim mdLimits, reduced bool) string {
 			fmt.Fprintf(&b, "| %d | %s | %s | %d | %s |\n", v.Index+1, mdCell(v.Path), mdCell(rank), len(v.Findings), mdCell(v.Verdict))
 		}
 		b.WriteString("\n")
+	}
+	if len(ranks) > 0 {
+		mdRankTable(&b, ranks)
 	}
 	for _, v := range views {
 		mdTrace(&b, v, lim, len(views) > 1)
@@ -427,7 +431,7 @@ func mdTimeline(b *strings.Builder, v traceView) {
 	}
 	parts := []string{"busy " + fmtPct(s.BusyUS/s.WindowUS)}
 	for _, ic := range s.IdleCauses {
-		parts = append(parts, fmt.Sprintf("idle on %s %s (%d gaps)", mdText(roleLabel(ic.Role)), fmtPct(ic.Share), ic.Count))
+		parts = append(parts, fmt.Sprintf("idle on %s %s", mdText(roleLabel(ic.Role)), fmtPct(ic.Share)))
 	}
 	fmt.Fprintf(b, "**GPU timeline** (%s): %s.\n\n", fmtDur(s.WindowUS), strings.Join(parts, ", "))
 }

@@ -34,7 +34,6 @@ type roleTotal struct {
 	TotalUS float64
 	MeanUS  float64 // per step; 0 for idle causes
 	Share   float64 // of the step sum (roles) or of the window (causes)
-	Count   int     // gaps with this cause; 0 for roles
 }
 
 // buildSeries extracts the chart data from f; nil f gives an empty view.
@@ -66,23 +65,20 @@ func buildSeries(f *facts.Facts) seriesView {
 	s.Timeline = f.Timeline
 	if len(s.Timeline) > 0 {
 		s.WindowUS = nonNeg(f.WindowUS)
-		totals := map[string]float64{}
-		counts := map[string]int{}
 		for _, sp := range s.Timeline {
 			s.WindowUS = max(s.WindowUS, nonNeg(sp.OffsetUS)+nonNeg(sp.DurUS))
-			if sp.Kind == "busy" {
-				s.BusyUS += nonNeg(sp.DurUS)
+		}
+	}
+	// Busy time and idle causes come from the facts, not from the
+	// timeline, whose spans are downsampled for drawing.
+	if f.GPUBusyRatio != nil && f.WindowUS > 0 {
+		s.BusyUS = *f.GPUBusyRatio * f.WindowUS
+		causes := []*float64{f.GPUIdleDataloaderRatio, f.GPUIdleSyncRatio, f.GPUIdleOptimizerRatio, f.GPUIdleLaunchRatio, f.GPUIdleCPUOpRatio, f.GPUIdleUntracedRatio}
+		for i, r := range causes {
+			if r == nil || *r <= 0 {
 				continue
 			}
-			totals[sp.Kind] += nonNeg(sp.DurUS)
-			counts[sp.Kind]++
-		}
-		for _, c := range knownFirst(facts.IdleCauses, totals) {
-			rt := roleTotal{Role: c, TotalUS: totals[c], Count: counts[c]}
-			if s.WindowUS > 0 {
-				rt.Share = totals[c] / s.WindowUS
-			}
-			s.IdleCauses = append(s.IdleCauses, rt)
+			s.IdleCauses = append(s.IdleCauses, roleTotal{Role: facts.IdleCauses[i], TotalUS: *r * f.WindowUS, Share: *r})
 		}
 		// Largest first; ties keep the IdleCauses order.
 		slices.SortStableFunc(s.IdleCauses, func(a, b roleTotal) int {

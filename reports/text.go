@@ -60,6 +60,17 @@ func Text(w io.Writer, r *engine.Result, color bool) error {
 	if len(views) == 0 {
 		b.WriteString("stepdoctor: no traces analysed\n")
 	}
+	if ranks := rankTable(r); len(ranks) > 0 {
+		fmt.Fprintf(&b, "%d ranks (identity from %s): rank, mean step, GPU busy, compute/step, comm/step, last at collectives\n", len(ranks), ranks[0].Source)
+		for _, rr := range ranks {
+			mark := ""
+			if rr.Straggler {
+				mark = st(ansiBold, "  <- straggler")
+			}
+			fmt.Fprintf(&b, "  %4s  %s  %s  %s  %s  %s%s\n", rr.Rank, rr.StepMean, rr.Busy, rr.Compute, rr.Comm, rr.LastArrival, mark)
+		}
+		b.WriteString("\n")
+	}
 	for i, v := range views {
 		if i > 0 {
 			b.WriteString("\n")

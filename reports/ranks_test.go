@@ -1,0 +1,48 @@
+package reports
+
+import (
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/stepdoctor/stepdoctor/engine"
+	"github.com/stepdoctor/stepdoctor/engine/facts"
+)
+
+func twoRanks() *engine.Result {
+	mk := func(rank int64, step, compute, rel float64, straggler bool) *engine.TraceResult {
+		n := int64(2)
+		return &engine.TraceResult{
+			Input: engine.Input{Path: "rank<" + string(rune('0'+rank)) + ">.json"}, Rank: &rank, RankSource: engine.RankFromFileName,
+			Facts: &facts.Facts{SchemaVersion: facts.SchemaVersion, StepsCount: 2, WindowUS: 2 * step, HasSteps: true,
+				StepTimeUS: &facts.StepStats{Mean: step}, RankCount: &n, ComputeKernelTimeRatio: f64(compute),
+				RankComputeOverMedian: f64(rel), RankStepTimeOverMedian: f64(1), RankLastArrivalRatio: f64(map[bool]float64{true: 1}[straggler]),
+				RankStraggler: &straggler},
+		}
+	}
+	return &engine.Result{SchemaVersion: engine.ResultSchemaVersion, Traces: []*engine.TraceResult{mk(0, 10000, 0.4, 0.8, false), mk(1, 10000, 0.6, 1.2, true)}}
+}
+
+func TestRankTable(t *testing.T) {
+	r := twoRanks()
+	md := string(render(t, Markdown, r))
+	for _, want := range []string{"### Ranks (2, identity from file name)", "| 1 ⚠ straggler |", "**6.00 ms (1.20× median)**", "| 0 | 10.00 ms |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q", want)
+		}
+	}
+	h := string(render(t, HTML, r))
+	if !strings.Contains(h, `<tr class="straggler">`) || !strings.Contains(h, "identity from file name") || strings.Contains(h, "rank<0>") {
+		t.Error("HTML rank table missing, or a path unescaped")
+	}
+	txt := string(render(t, func(w io.Writer, r *engine.Result) error { return Text(w, r, false) }, r))
+	if !strings.Contains(txt, "<- straggler") {
+		t.Errorf("text lacks the straggler mark:\n%s", txt)
+	}
+	// One trace: no rank table.
+	one := &engine.Result{SchemaVersion: 1, Traces: r.Traces[:1]}
+	one.Traces[0].Facts.RankCount = nil
+	if strings.Contains(string(render(t, Markdown, one)), "### Ranks") {
+		t.Error("rank table for a single trace")
+	}
+}
