@@ -14,7 +14,18 @@ type thread struct{ pid, tid trace.ID }
 // GPU timeline, communication overlap and launch delays.
 func (d *deriver) breakdown() {
 	evs := d.t.Events
-	var kernel, comm, memcpy, memset, runtimeIv, dl, cpuOp, commCPU []interval
+	var nGPU, nCPU int
+	for i := range evs {
+		if evs[i].Cat.IsGPUActivity() {
+			nGPU++
+		} else {
+			nCPU++
+		}
+	}
+	kernel := make([]interval, 0, nGPU)
+	runtimeIv := make([]interval, 0, nCPU/2)
+	cpuOp := make([]interval, 0, nCPU)
+	var comm, memcpy, memset, dl, commCPU []interval
 	launches := map[thread]int{}
 	for i := range evs {
 		e := &evs[i]

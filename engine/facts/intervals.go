@@ -55,7 +55,7 @@ func (a ivset) clipLen(lo, hi int64) int64 {
 
 // intersect returns a ∩ b.
 func intersect(a, b ivset) ivset {
-	var out ivset
+	out := make(ivset, 0, len(a)+len(b))
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
 		s, e := max(a[i].s, b[j].s), min(a[i].e, b[j].e)
@@ -73,7 +73,7 @@ func intersect(a, b ivset) ivset {
 
 // subtract returns a \ b.
 func subtract(a, b ivset) ivset {
-	var out ivset
+	out := make(ivset, 0, len(a)+len(b))
 	j := 0
 	for _, x := range a {
 		s := x.s
