@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/stepdoctor/stepdoctor/engine/facts"
 	"github.com/stepdoctor/stepdoctor/rules"
@@ -85,14 +86,28 @@ func JoinScript(res *Result, sr *ScriptResult) {
 		if tr == nil {
 			continue
 		}
+		var added []rules.Finding
 		for _, sf := range sr.Findings {
 			f := sf
 			f.Evidence = append([]rules.Evidence(nil), sf.Evidence...)
 			f.References = append([]string(nil), sf.References...)
+			var where string
 			if sf.Location != nil {
 				loc := *sf.Location
 				f.Location = &loc
-				f.Message = fmt.Sprintf("%s:%d:%d: %s", loc.File, loc.Line, loc.Column, f.Message)
+				where = fmt.Sprintf("%s:%d:%d", loc.File, loc.Line, loc.Column)
+				f.Message = where + ": " + f.Message
+			}
+			// The trace already reports this cause: point its finding at the
+			// line instead of adding a second finding for the same time.
+			if tf := traceFinding(tr, sameCause[f.Rule]); tf != nil {
+				if where != "" {
+					tf.Message += fmt.Sprintf("; in the script: %s (%s)", where, f.Rule)
+					if tf.Location == nil {
+						tf.Location = f.Location
+					}
+				}
+				continue
 			}
 			if impact, why, ev, ok := backing(f.Rule, tr.Facts); ok {
 				f.Confidence = rules.Confirmed
@@ -101,12 +116,64 @@ func JoinScript(res *Result, sr *ScriptResult) {
 				}
 				f.Message += "; confirmed: " + why
 				f.Evidence = append(f.Evidence, ev...)
+			} else if measuredQuiet(tr, sameCause[f.Rule]) {
+				// The trace could measure this cause and found nothing worth
+				// reporting: keep the line, claim no time.
+				f.Impact = 0
+				f.Message += "; the trace does not show this cost (" + strings.Join(sameCause[f.Rule], ", ") + " stayed quiet)"
 			}
 			if f.Evidence == nil {
 				f.Evidence = []rules.Evidence{}
 			}
-			tr.Findings = append(tr.Findings, f)
+			added = append(added, f)
 		}
+		tr.Findings = append(tr.Findings, added...)
 		rules.Rank(tr.Findings)
 	}
+}
+
+// sameCause maps a script rule to the trace rules that measure the same
+// cause; a joined script finding merges into such a trace finding.
+var sameCause = map[string][]string{
+	"dataloader-num-workers":        {"dataloader-bound", "idle-gap-dataloader"},
+	"dataloader-persistent-workers": {"dataloader-bound", "idle-gap-dataloader"},
+	"dataloader-pin-memory":         {"pageable-memcpy"},
+	"blocking-copy":                 {"pageable-memcpy"},
+	"cpu-tensor-then-copy":          {"pageable-memcpy", "frequent-memcpy"},
+	"host-sync-in-loop":             {"host-sync-in-step", "idle-gap-sync"},
+	"zero-grad-set-to-none":         {"optimizer-zero-grad"},
+	"optimizer-not-fused":           {"optimizer-foreach"},
+	"no-autocast":                   {"amp-not-used"},
+	"cat-in-loop":                   {"repeated-small-op"},
+}
+
+// traceFinding returns the first trace finding of tr among ids.
+func traceFinding(tr *TraceResult, ids []string) *rules.Finding {
+	for i := range tr.Findings {
+		f := &tr.Findings[i]
+		if f.Location == nil || f.Category != rules.CategoryScript {
+			for _, id := range ids {
+				if f.Rule == id {
+					return f
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// measuredQuiet reports whether every trace rule among ids was evaluated
+// on tr and none fired.
+func measuredQuiet(tr *TraceResult, ids []string) bool {
+	if len(ids) == 0 {
+		return false
+	}
+	for _, id := range ids {
+		for _, ne := range tr.NotEvaluated {
+			if ne.Rule == id {
+				return false
+			}
+		}
+	}
+	return traceFinding(tr, ids) == nil
 }

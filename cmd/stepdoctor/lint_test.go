@@ -73,11 +73,11 @@ func TestLintCLISyntaxError(t *testing.T) {
 }
 
 func TestAnalyzeWithScript(t *testing.T) {
-	code, out, errOut := runCLI(t, "analyze", "--script", "../../testdata/scripts/every_mistake.py", "../../testdata/traces/dataloader_bound.pt.trace.json")
+	code, out, errOut := runCLI(t, "analyze", "--format", "json", "--script", "../../testdata/scripts/every_mistake.py", "../../testdata/traces/dataloader_bound.pt.trace.json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(out, "confirmed dataloader-num-workers") || !strings.Contains(out, "every_mistake.py:19:16:") {
+	if !strings.Contains(out, "in the script: ../../testdata/scripts/every_mistake.py:19:16 (dataloader-num-workers)") || strings.Contains(out, `"rule": "dataloader-num-workers"`) {
 		t.Errorf("joined output:\n%s", out)
 	}
 	if code, _, _ := runCLI(t, "analyze", "--script", "missing.py", "../../testdata/traces/dataloader_bound.pt.trace.json"); code != 2 {
