@@ -18,15 +18,16 @@ import (
 )
 
 type analyzeFlags struct {
-	baseline       string
-	maxRegression  string
-	regressionFact []string
-	out            string
-	format         string
-	failOn         string
-	ruleDirs       []string
-	script         string
-	config         string
+	baseline         string
+	maxRegression    string
+	regressionFact   []string
+	maxRegressionSet bool
+	out              string
+	format           string
+	failOn           string
+	ruleDirs         []string
+	script           string
+	config           string
 }
 
 func analyzeCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -42,6 +43,7 @@ whose format follows the extension (.md, .html, .json); --format overrides it.
 Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			fl.maxRegressionSet = cmd.Flags().Changed("max-regression")
 			return analyze(cmd.Context(), args, fl, stdin, stdout, stderr)
 		},
 	}
@@ -59,6 +61,14 @@ Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error.`,
 
 func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 	usage := func(err error) error { return &exitError{2, err} }
+	if fl.baseline == "" && (fl.maxRegressionSet || len(fl.regressionFact) > 0) {
+		return usage(fmt.Errorf("parse flags: --max-regression and --regression-fact need --baseline OLD"))
+	}
+	if fl.baseline != "" {
+		if _, err := parseBound(fl.maxRegression); err != nil {
+			return usage(err)
+		}
+	}
 	format := fl.format
 	if format == "" && fl.out != "" {
 		f, err := reports.FormatFor(fl.out)
@@ -216,6 +226,14 @@ func checkBaseline(ctx context.Context, fl analyzeFlags, res *engine.Result, std
 	for _, n := range fl.regressionFact {
 		if !known[n] {
 			return &exitError{2, fmt.Errorf("parse --regression-fact: unknown fact %q (see stepdoctor facts --list)", n)}
+		}
+	}
+	if len(base.Traces) != len(res.Traces) {
+		fmt.Fprintf(stderr, "warning: the baseline has %d traces and this run %d; only traces with the same rank are compared\n", len(base.Traces), len(res.Traces))
+	}
+	for _, p := range d.Pairs {
+		if p.SpeedUp == nil {
+			return &exitError{2, fmt.Errorf("compare with baseline %s: %s or %s has no ProfilerStep spans, so mean step time cannot be compared; profile both with a schedule and prof.step()", fl.baseline, p.Before.Path, p.After.Path)}
 		}
 	}
 	regs := d.Regressions(names, bound)

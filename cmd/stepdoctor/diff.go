@@ -86,6 +86,8 @@ func parseBound(s string) (float64, error) {
 	}
 	if pct {
 		v /= 100
+	} else if v > 1 {
+		return 0, fmt.Errorf("parse --max-regression: %q is ambiguous: write %s%% for a percentage (a bare number is a fraction, 0.1 = 10%%)", s, t)
 	}
 	return v, nil
 }

@@ -173,3 +173,26 @@ func TestDiffAndBaseline(t *testing.T) {
 		t.Errorf("bad bound: exit %d", code)
 	}
 }
+
+func TestBaselineUsage(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "traces")
+	slow, fast := filepath.Join(dir, "dataloader_bound.pt.trace.json"), filepath.Join(dir, "healthy.pt.trace.json")
+	for _, args := range [][]string{
+		{"analyze", "--baseline", fast, "--max-regression", "10", slow}, // ambiguous: 10 what?
+		{"analyze", "--max-regression", "10%", slow},                    // no baseline
+		{"analyze", "--regression-fact", "gpu_idle_ratio", slow},
+	} {
+		if code, _, stderr := runCLI(t, args...); code != 2 {
+			t.Errorf("%v: exit %d (%s), want 2", args, code, stderr)
+		}
+	}
+	if code, _, _ := runCLI(t, "analyze", "--baseline", fast, "--max-regression", "0.1", slow); code != 1 {
+		t.Errorf("a fraction bound: exit %d, want 1", code)
+	}
+	// A baseline without steps cannot gate step time.
+	nosteps := filepath.Join(t.TempDir(), "nosteps.json")
+	os.WriteFile(nosteps, []byte(`{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":1,"dur":2}]}`), 0o644)
+	if code, _, stderr := runCLI(t, "analyze", "--baseline", nosteps, slow); code != 2 || !strings.Contains(stderr, "cannot be compared") {
+		t.Errorf("baseline without steps: exit %d %s", code, stderr)
+	}
+}
