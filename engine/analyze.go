@@ -101,11 +101,13 @@ func Analyze(ctx context.Context, opts Options) (*Result, error) {
 		}()
 	}
 	wg.Wait()
-	// Inside a directory, a JSON file that is not a Kineto trace (an
-	// Execution Trace, a config) is skipped and listed; named files fail.
+	// Inside a directory, a JSON file that cannot be read as a trace (an
+	// Execution Trace, a config, a file with no events) is skipped and
+	// listed in the report; named files fail.
 	res := &Result{SchemaVersion: ResultSchemaVersion}
 	for i := range files {
-		if errs[i] != nil && fromDir[i] && errors.Is(errs[i], trace.ErrNotKineto) {
+		var ie *InputError
+		if errs[i] != nil && fromDir[i] && errors.As(errs[i], &ie) {
 			res.Skipped = append(res.Skipped, Skipped{Path: files[i], Reason: errs[i].Error()})
 			errs[i] = nil
 			continue
@@ -118,12 +120,22 @@ func Analyze(ctx context.Context, opts Options) (*Result, error) {
 	if len(res.Traces) == 0 {
 		return nil, &InputError{fmt.Errorf("read traces: no Kineto trace among %d files (%d skipped)", len(files), len(res.Skipped))}
 	}
-	assignRanks(res.Traces)
-	crossRank(res.Traces)
+	if ranks, note := assignRanks(res.Traces); ranks {
+		crossRank(res.Traces)
+	} else if note != "" {
+		res.Notes = append(res.Notes, note)
+	}
 	if set != nil {
 		for _, tr := range res.Traces {
-			if tr.Findings, tr.NotEvaluated, err = set.Evaluate(ctx, tr.Facts); err != nil {
-				return nil, fmt.Errorf("evaluate rules on %s: %w", tr.Input.Path, err)
+			tr.Findings, tr.NotEvaluated, err = set.Evaluate(ctx, tr.Facts)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, fmt.Errorf("evaluate rules on %s: %w", tr.Input.Path, err)
+				}
+				// A failing rule (a team rule timing out) does not sink the
+				// report: the other rules' findings stand, the failure is listed.
+				tr.Health.Diagnostics = append(tr.Health.Diagnostics, trace.Diagnostic{Kind: trace.DiagWarning, Reason: "rule_failed", Offset: -1, Count: 1,
+					Message: "some rules could not be evaluated, so findings may be missing: " + err.Error()})
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 	"regexp"
@@ -29,18 +30,23 @@ const stragglerMargin = 1.05
 // collectives last is the straggler (the others wait for it in NCCL).
 const stragglerLastShare = 0.5
 
-// assignRanks sets each trace's rank: distributedInfo when every trace has
-// one and they are distinct, else numbers in the file names when every
-// name has a distinct one, else the input order.
-func assignRanks(trs []*TraceResult) {
+// assignRanks sets each trace's rank and says whether the traces are the
+// ranks of one job: distributedInfo ranks when every trace has one and they
+// are distinct, else rank numbers in the file names (rank3, worker3) when
+// every name has a distinct one. Otherwise ranks follow the input order
+// and the traces are analyzed separately; the returned note says why.
+func assignRanks(trs []*TraceResult) (ranks bool, note string) {
 	fromInfo, fromName := true, true
-	seenInfo, seenName := map[int64]bool{}, map[int64]bool{}
+	seenInfo, seenName := map[int64]string{}, map[int64]bool{}
 	names := make([]int64, len(trs))
 	for i, tr := range trs {
-		if r := tr.Facts.Rank; r == nil || seenInfo[*r] {
+		if r := tr.Facts.Rank; r == nil {
 			fromInfo = false
+		} else if other, dup := seenInfo[*r]; dup {
+			fromInfo = false
+			note = fmt.Sprintf("rank %d appears in %s and %s (several profiling cycles or runs?): traces are analyzed separately, without cross-rank facts", *r, other, tr.Input.Path)
 		} else {
-			seenInfo[*r] = true
+			seenInfo[*r] = tr.Input.Path
 		}
 		m := rankInName.FindStringSubmatch(filepath.Base(tr.Input.Path))
 		if m == nil {
@@ -54,6 +60,9 @@ func assignRanks(trs []*TraceResult) {
 		}
 		seenName[n], names[i] = true, n
 	}
+	if note != "" {
+		fromName = false
+	}
 	for i, tr := range trs {
 		r := int64(i)
 		switch {
@@ -61,11 +70,19 @@ func assignRanks(trs []*TraceResult) {
 			r, tr.RankSource = *tr.Facts.Rank, RankFromDistributedInfo
 		case fromName:
 			r, tr.RankSource = names[i], RankFromFileName
+			if tr.Facts.Rank == nil && len(trs) > 1 {
+				tr.Facts.Rank = ptr(r)
+			}
 		default:
 			tr.RankSource = RankFromInputOrder
 		}
 		tr.Rank = &r
 	}
+	ranks = fromInfo || fromName
+	if !ranks && note == "" && len(trs) > 1 {
+		note = fmt.Sprintf("%d traces without rank identity (no distinct distributedInfo ranks or rank numbers in the file names): analyzed separately, without cross-rank facts", len(trs))
+	}
+	return ranks, note
 }
 
 // crossRank sets the cross-rank facts on every trace when there are two or

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stepdoctor/stepdoctor/engine/facts"
@@ -18,19 +19,22 @@ func rankResult(path string, rank *int64, compute float64, starts ...float64) *T
 func TestAssignRanks(t *testing.T) {
 	r := func(v int64) *int64 { return &v }
 	trs := []*TraceResult{rankResult("a/rank-3.json", r(1), 0.5), rankResult("a/rank-2.json", r(0), 0.5)}
-	assignRanks(trs)
-	if *trs[0].Rank != 1 || trs[0].RankSource != RankFromDistributedInfo {
+	if ok, _ := assignRanks(trs); !ok || *trs[0].Rank != 1 || trs[0].RankSource != RankFromDistributedInfo {
 		t.Errorf("distributedInfo: rank %d from %s", *trs[0].Rank, trs[0].RankSource)
 	}
 	trs = []*TraceResult{rankResult("a/worker7.pt.trace.json", nil, 0.5), rankResult("a/worker2.pt.trace.json", r(0), 0.5)}
-	assignRanks(trs)
-	if *trs[0].Rank != 7 || trs[0].RankSource != RankFromFileName {
+	if ok, _ := assignRanks(trs); !ok || *trs[0].Rank != 7 || trs[0].RankSource != RankFromFileName || *trs[0].Facts.Rank != 7 {
 		t.Errorf("file name: rank %d from %s", *trs[0].Rank, trs[0].RankSource)
 	}
 	trs = []*TraceResult{rankResult("a/x.json", nil, 0.5), rankResult("a/y.json", nil, 0.5)}
-	assignRanks(trs)
-	if *trs[1].Rank != 1 || trs[1].RankSource != RankFromInputOrder {
-		t.Errorf("input order: rank %d from %s", *trs[1].Rank, trs[1].RankSource)
+	ok, note := assignRanks(trs)
+	if ok || note == "" || *trs[1].Rank != 1 || trs[1].RankSource != RankFromInputOrder {
+		t.Errorf("input order: ranks %v note %q rank %d from %s", ok, note, *trs[1].Rank, trs[1].RankSource)
+	}
+	// Two files of rank 0 (two profiling cycles): not ranks of one job.
+	trs = []*TraceResult{rankResult("a/c1.json", r(0), 0.5), rankResult("a/c2.json", r(0), 0.5)}
+	if ok, note := assignRanks(trs); ok || !strings.Contains(note, "rank 0 appears in a/c1.json and a/c2.json") {
+		t.Errorf("duplicate ranks: %v %q", ok, note)
 	}
 }
 

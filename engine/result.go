@@ -19,6 +19,9 @@ type Result struct {
 	// Skipped lists files found in a directory that are not Kineto traces
 	// (an Execution Trace, a config file), with the reason.
 	Skipped []Skipped `json:"skipped,omitempty"`
+	// Notes are remarks about the analysis as a whole (for example why
+	// several traces were not compared as ranks of one job).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Skipped is a file left out of the analysis.

@@ -45,9 +45,11 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 
 // htmlPage is what the template renders.
 type htmlPage struct {
-	Traces []htmlTrace
-	Many   bool
-	Ranks  []rankRow // per-rank table when ranks were analyzed together
+	Traces  []htmlTrace
+	Many    bool
+	Ranks   []rankRow // per-rank table when ranks were analyzed together
+	Notes   []string
+	Skipped []engine.Skipped
 }
 
 type htmlTrace struct {
@@ -126,7 +128,7 @@ func HTML(w io.Writer, r *engine.Result) error {
 		return fmt.Errorf("render html: %w", errNilResult)
 	}
 	views := buildViews(r)
-	page := htmlPage{Many: len(views) > 1, Ranks: rankTable(r)}
+	page := htmlPage{Many: len(views) > 1, Ranks: rankTable(r), Notes: r.Notes, Skipped: r.Skipped}
 	for _, v := range views {
 		ht := htmlTrace{traceView: v}
 		ht.DeviceText = v.Device

@@ -20,10 +20,12 @@ const JSONSchemaVersion = 1
 // jsonReport is the document JSON writes. Objects keep this field order;
 // facts are written with sorted keys.
 type jsonReport struct {
-	SchemaVersion       int         `json:"schema_version"`
-	ResultSchemaVersion int         `json:"result_schema_version"`
-	FactsSchemaVersion  int         `json:"facts_schema_version"`
-	Traces              []jsonTrace `json:"traces"`
+	SchemaVersion       int              `json:"schema_version"`
+	ResultSchemaVersion int              `json:"result_schema_version"`
+	FactsSchemaVersion  int              `json:"facts_schema_version"`
+	Traces              []jsonTrace      `json:"traces"`
+	Skipped             []engine.Skipped `json:"skipped"`
+	Notes               []string         `json:"notes"`
 }
 
 type jsonTrace struct {
@@ -143,6 +145,8 @@ func JSON(w io.Writer, r *engine.Result) error {
 		ResultSchemaVersion: r.SchemaVersion,
 		FactsSchemaVersion:  facts.SchemaVersion,
 		Traces:              []jsonTrace{},
+		Skipped:             append([]engine.Skipped{}, r.Skipped...),
+		Notes:               append([]string{}, r.Notes...),
 	}
 	for _, tr := range r.Traces {
 		if tr == nil {

@@ -57,7 +57,7 @@ func Markdown(w io.Writer, r *engine.Result) error {
 	ranks := rankTable(r)
 	var out string
 	for i, lim := range mdLevels {
-		out = renderMarkdown(views, ranks, lim, i > 0)
+		out = renderMarkdown(views, ranks, r.Notes, r.Skipped, lim, i > 0)
 		if len(out) <= MarkdownLimit {
 			break
 		}
@@ -82,9 +82,19 @@ func cutMarkdown(s string) string {
 	return s[:cut] + note
 }
 
-func renderMarkdown(views []traceView, ranks []rankRow, lim mdLimits, reduced bool) string {
+func renderMarkdown(views []traceView, ranks []rankRow, notes []string, skipped []engine.Skipped, lim mdLimits, reduced bool) string {
 	var b strings.Builder
 	b.WriteString("# stepdoctor report\n\n")
+	for _, n := range notes {
+		fmt.Fprintf(&b, "> **Note:** %s\n\n", mdText(n))
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(&b, "> [!WARNING]\n> %d input file(s) were skipped and are not in this report:\n", len(skipped))
+		for _, sk := range skipped {
+			fmt.Fprintf(&b, "> - %s: %s\n", mdText(sk.Path), mdText(sk.Reason))
+		}
+		b.WriteString("\n")
+	}
 	if reduced {
 		b.WriteString("> Some detail was left out to fit a comment; the HTML and JSON reports have everything.\n\n")
 	}

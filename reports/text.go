@@ -60,6 +60,15 @@ func Text(w io.Writer, r *engine.Result, color bool) error {
 	if len(views) == 0 {
 		b.WriteString("stepdoctor: no traces analysed\n")
 	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "note: %s\n", clean(n))
+	}
+	for _, sk := range r.Skipped {
+		fmt.Fprintf(&b, "%s %s: %s\n", st(ansiBold, "skipped"), clean(sk.Path), clean(sk.Reason))
+	}
+	if len(r.Notes)+len(r.Skipped) > 0 {
+		b.WriteString("\n")
+	}
 	if ranks := rankTable(r); len(ranks) > 0 {
 		fmt.Fprintf(&b, "%d ranks (identity from %s): rank, mean step, GPU busy, compute/step, comm/step, last at collectives\n", len(ranks), ranks[0].Source)
 		for _, rr := range ranks {

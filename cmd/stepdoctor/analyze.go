@@ -107,8 +107,10 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 		}
 		return &exitError{2, err}
 	}
-	for _, sk := range res.Skipped {
-		fmt.Fprintf(stderr, "skipped %s: %s\n", sk.Path, sk.Reason)
+	if fl.out != "" { // the terminal summary lists them itself
+		for _, sk := range res.Skipped {
+			fmt.Fprintf(stderr, "skipped %s: %s\n", sk.Path, sk.Reason)
+		}
 	}
 	if fl.script != "" {
 		sr, err := engine.LintFile(ctx, fl.script, set)

@@ -37,7 +37,7 @@ var Catalogue = []Def{
 	{"has_shapes", "bool", "the trace shows Input Dims args or record_shapes set", srcDesign, ""},
 	{"has_stack", "bool", "the trace shows Call stack args or python_function events, or with_stack set", srcDesign, ""},
 	{"has_memory", "bool", "the trace has [memory] events or profile_memory set", srcDesign, ""},
-	{"rank", "id", "distributedInfo.rank", srcDesign, "distributedInfo"},
+	{"rank", "id", "distributedInfo.rank; when several traces are analyzed together without it, the rank number in the file name (rank3, worker3)", srcDesign, "distributedInfo or a rank in the file name"},
 	{"world_size", "count", "distributedInfo.world_size", srcDesign, "distributedInfo"},
 	{"primary_device", "id", "the device with the largest summed kernel time (ties: smallest id); device = args.device, else pid", srcDesign, "gpu"},
 	{"device", "object", "deviceProperties entry of the primary device: id, name, compute_major, compute_minor, sm_count, total_memory_bytes", srcDesign, "gpu"},
