@@ -9,6 +9,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/stepdoctor/stepdoctor/rules"
 
 	"github.com/stepdoctor/stepdoctor/engine/trace/tracetest"
 )
@@ -104,5 +107,66 @@ func TestDirectorySkipsNonKineto(t *testing.T) {
 	os.Remove(filepath.Join(dir, "rank0.pt.trace.json"))
 	if _, err := Analyze(context.Background(), Options{Paths: []string{dir}}); err == nil {
 		t.Error("a directory with no Kineto trace: want an error")
+	}
+}
+
+// A damaged file in a directory is skipped and listed; the good traces
+// are still analyzed.
+func TestDirectorySkipsDamaged(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "rank1.json"), []byte(`{"traceEvents": [`), 0o644)
+	os.WriteFile(filepath.Join(dir, "rank0.json"), tracetest.Healthy().JSON(), 0o644)
+	res, err := Analyze(context.Background(), Options{Paths: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Traces) != 1 || len(res.Skipped) != 1 || !strings.Contains(res.Skipped[0].Reason, "no timed events") {
+		t.Fatalf("traces %d skipped %+v", len(res.Traces), res.Skipped)
+	}
+}
+
+// A team rule that times out does not sink the report.
+func TestFailingRuleIsADiagnostic(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "slow.rego"), []byte(`# METADATA
+# title: Slow rule
+# description: loops for a long time
+# custom:
+#   id: team-slow
+#   severity: low
+#   category: profiling-setup
+#   requires: [steps_count]
+#   references: [https://example.com]
+package stepdoctor.rules.team_slow
+
+import rego.v1
+
+finding contains f if {
+	n := count([x | some x in numbers.range(1, 100000000); x > 0])
+	n > 0
+	f := {"msg": "slow", "impact": 0}
+}
+`), 0o644)
+	set, err := rules.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err = set.With(rules.Config{Timeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "t.json")
+	os.WriteFile(p, tracetest.DataloaderBound().JSON(), 0o644)
+	res, err := Analyze(context.Background(), Options{Paths: []string{p}, Rules: set})
+	if err != nil {
+		t.Fatalf("a timed-out rule failed the analysis: %v", err)
+	}
+	tr := res.Traces[0]
+	found := false
+	for _, d := range tr.Health.Diagnostics {
+		found = found || d.Reason == "rule_failed"
+	}
+	if !found || len(tr.Findings) == 0 {
+		t.Errorf("diagnostics %+v, %d findings", tr.Health.Diagnostics, len(tr.Findings))
 	}
 }
