@@ -33,11 +33,14 @@ type PairDiff struct {
 	// Noise is the relative change below which a difference is noise: the
 	// larger step_time_cv of the two sides (the steps' own spread), at least
 	// MinNoise.
-	Noise     float64        `json:"noise"`
-	Facts     []FactDelta    `json:"facts"`
-	Resolved  []FindingDelta `json:"resolved"`
-	New       []FindingDelta `json:"new"`
-	Unchanged []FindingDelta `json:"unchanged"`
+	Noise float64 `json:"noise"`
+	// NoiseMeasured is false when a side has fewer than 2 steps: the spread
+	// is unknown and MinNoise is assumed.
+	NoiseMeasured bool           `json:"noise_measured"`
+	Facts         []FactDelta    `json:"facts"`
+	Resolved      []FindingDelta `json:"resolved"`
+	New           []FindingDelta `json:"new"`
+	Unchanged     []FindingDelta `json:"unchanged"`
 }
 
 // FactDelta is one numeric fact before and after. Abs is after - before;
@@ -121,7 +124,8 @@ func pairTraces(b, a []*TraceResult) ([][2]*TraceResult, []string) {
 }
 
 func diffPair(b, a *TraceResult) PairDiff {
-	p := PairDiff{Before: b.Input, After: a.Input, Rank: a.Rank, Noise: MinNoise}
+	p := PairDiff{Before: b.Input, After: a.Input, Rank: a.Rank, Noise: MinNoise,
+		NoiseMeasured: b.Facts.StepsCount >= 2 && a.Facts.StepsCount >= 2}
 	for _, cv := range []*float64{b.Facts.StepTimeCV, a.Facts.StepTimeCV} {
 		if cv != nil {
 			p.Noise = max(p.Noise, *cv)

@@ -117,7 +117,11 @@ func speedLine(p engine.PairDiff) string {
 		case p.SpeedUp != nil:
 			verdict = fmt.Sprintf("%.2fx slower", 1 / *p.SpeedUp)
 		}
-		return fmt.Sprintf("Mean step time %s → %s: %s (noise ±%.1f%%)", diffValue(fd.Before, "us"), diffValue(fd.After, "us"), verdict, 100*p.Noise)
+		noise := fmt.Sprintf("noise ±%.1f%%", 100*p.Noise)
+		if !p.NoiseMeasured {
+			noise = fmt.Sprintf("noise unknown with fewer than 2 steps; ±%.1f%% assumed", 100*p.Noise)
+		}
+		return fmt.Sprintf("Mean step time %s → %s: %s (%s)", diffValue(fd.Before, "us"), diffValue(fd.After, "us"), verdict, noise)
 	}
 	return "No step time on both sides (profile with a schedule and prof.step())"
 }

@@ -76,6 +76,7 @@ type htmlStepRow struct {
 }
 
 type htmlFinding struct {
+	OfTime string // "of step time" or "of the window"
 	findingView
 	DocHTML     template.HTML
 	ImpactWidth string // impact bar width, percent of the track (0..100)
@@ -140,7 +141,7 @@ func HTML(w io.Writer, r *engine.Result) error {
 			}
 		}
 		for _, f := range v.Findings {
-			hf := htmlFinding{findingView: f, ImpactWidth: fixed(clamp01(f.ImpactRatio)*100, 1)}
+			hf := htmlFinding{findingView: f, ImpactWidth: fixed(clamp01(f.ImpactRatio)*100, 1), OfTime: v.OfTime}
 			hf.FixLang, hf.Fix = fixSnippet(f.Doc)
 			if strings.TrimSpace(f.Doc) != "" {
 				doc, err := renderDoc(f.Doc)

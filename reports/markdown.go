@@ -178,7 +178,7 @@ func mdFindings(b *strings.Builder, v traceView, lim mdLimits) {
 	}
 	for _, f := range shown {
 		fmt.Fprintf(b, "#### %d. %s: %s\n\n", f.Rank, mdText(severityLabel(f.Severity)), mdText(f.Title))
-		fmt.Fprintf(b, "**Impact %s of step time** · confidence %s · rule %s", f.Impact, mdText(f.Confidence), mdCode(f.Rule))
+		fmt.Fprintf(b, "**Impact %s %s** · confidence %s · rule %s", f.Impact, v.OfTime, mdText(f.Confidence), mdCode(f.Rule))
 		if f.Category != "" {
 			fmt.Fprintf(b, " · %s", mdText(f.Category))
 		}

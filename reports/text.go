@@ -89,6 +89,8 @@ func Text(w io.Writer, r *engine.Result, color bool) error {
 			head = append(head, clean(v.Device))
 		} else if v.HasGPU {
 			head = append(head, "unknown GPU")
+		} else if v.GPUActivityMissing {
+			head = append(head, "no GPU events")
 		} else {
 			head = append(head, "CPU only")
 		}

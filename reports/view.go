@@ -31,17 +31,20 @@ const nullNote = "could not be measured from this trace"
 // traceView is the render-ready form of one engine.TraceResult. Strings are
 // raw (unescaped); each renderer escapes them for its format.
 type traceView struct {
-	Index    int // 0-based position in Result.Traces
-	Path     string
-	Size     string // "12.34 MiB, gzip" or ""
-	Device   string // device name, "" when unknown
-	HasGPU   bool
-	Rank     string // "rank 0 of 8", "" when unknown
-	Steps    int
-	HasSteps bool
-	Window   string // "812.40 ms"
-	Verdict  string
-	Repaired bool
+	Index  int // 0-based position in Result.Traces
+	Path   string
+	Size   string // "12.34 MiB, gzip" or ""
+	Device string // device name, "" when unknown
+	HasGPU bool
+	// GPUActivityMissing: launches were recorded but no GPU events.
+	GPUActivityMissing bool
+	Rank               string // "rank 0 of 8", "" when unknown
+	Steps              int
+	HasSteps           bool
+	OfTime             string // "of step time", or "of the window" without steps
+	Window             string // "812.40 ms"
+	Verdict            string
+	Repaired           bool
 
 	GPUBusy *float64 // 0..1
 	GPUIdle *float64 // 0..1
@@ -132,6 +135,7 @@ func buildView(i int, tr *engine.TraceResult) traceView {
 			v.Device = f.Device.Name
 		}
 		v.HasGPU = f.HasGPU
+		v.GPUActivityMissing = f.GPUActivityMissing
 		switch {
 		case f.Rank != nil && f.WorldSize != nil:
 			v.Rank = fmt.Sprintf("rank %d of %d", *f.Rank, *f.WorldSize)
@@ -142,6 +146,10 @@ func buildView(i int, tr *engine.TraceResult) traceView {
 		}
 		v.Steps = f.StepsCount
 		v.HasSteps = f.HasSteps
+		v.OfTime = "of step time"
+		if !f.HasSteps {
+			v.OfTime = "of the window"
+		}
 		v.Window = fmtMS(f.WindowUS)
 		v.GPUBusy = f.GPUBusyRatio
 		v.GPUIdle = f.GPUIdleRatio
@@ -203,6 +211,8 @@ func buildExample(ex facts.EventRef) exampleRow {
 func verdict(f *facts.Facts) string {
 	var parts []string
 	switch {
+	case f.GPUActivityMissing:
+		parts = append(parts, "no GPU events although kernels were launched (CUDA activity not captured, or the file was cut)")
 	case !f.HasGPU:
 		parts = append(parts, "no GPU activity (CPU-only trace)")
 	case f.GPUIdleRatio != nil:

@@ -256,5 +256,8 @@ func baselineLine(p engine.PairDiff) string {
 	if p.SpeedUp == nil {
 		return "no step time on both sides"
 	}
+	if !p.NoiseMeasured {
+		return fmt.Sprintf("mean step time %.2fx of the baseline speed (noise unknown with fewer than 2 steps; ±%.1f%% assumed)", *p.SpeedUp, 100*p.Noise)
+	}
 	return fmt.Sprintf("mean step time %.2fx of the baseline speed (noise ±%.1f%%)", *p.SpeedUp, 100*p.Noise)
 }
