@@ -9,7 +9,9 @@
 #   slower ranks (stragglers, rank imbalance), which shows up as long
 #   collectives on the fast ranks. HTA's communication/computation overlap
 #   analysis measures the same; fires when exposed communication is at
-#   least 5% of the time (`min_exposed_ratio`, a stepdoctor default).
+#   least 5% of the time (`min_exposed_ratio`, a stepdoctor default), in a
+#   window with at least 10 kernels (`min_kernels`: a handful of kernels is
+#   not a training or inference step to judge).
 #
 #   **How to confirm.** In the trace viewer, `ncclDevKernel_*` /
 #   `ncclKernel_*` on the communication stream with the compute stream
@@ -43,10 +45,11 @@
 #   id: exposed-communication
 #   severity: high
 #   category: distributed
-#   requires: [comm_kernel_time_ratio, exposed_comm_ratio, comm_overlap_ratio]
+#   requires: [comm_kernel_time_ratio, exposed_comm_ratio, comm_overlap_ratio, kernel_count]
 #   confidence: likely
 #   params:
 #     min_exposed_ratio: 0.05
+#     min_kernels: 10
 #   references:
 #     - https://hta.readthedocs.io/en/latest/source/features/comm_comp_overlap.html
 #     - https://pytorch.org/docs/stable/notes/ddp.html
@@ -67,6 +70,7 @@ ranks := sprintf(" (rank %d of %d)", [input.rank, input.world_size]) if {
 finding contains f if {
 	exposed := input.exposed_comm_ratio
 	exposed >= params.min_exposed_ratio
+	input.kernel_count >= params.min_kernels
 	f := {
 		"msg": sprintf("Communication kernels run %s %s%s and only %s of that overlaps compute: %s is exposed communication", [lib.pct(input.comm_kernel_time_ratio), lib.of_time, ranks, lib.pct(input.comm_overlap_ratio), lib.pct(exposed)]),
 		"impact": exposed,
