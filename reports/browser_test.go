@@ -439,7 +439,7 @@ func TestBrowserRendersReports(t *testing.T) {
 	}
 	reports := browserReports(t, dir)
 	b := startBrowser(t, bin)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	var version struct {
 		Product string `json:"product"`
