@@ -227,7 +227,7 @@ func (d *deriver) steps() {
 		d.stepSpan = append(d.stepSpan, interval{starts[k], ends[k]})
 		durs = append(durs, float64(ends[k]-starts[k])/1e3)
 	}
-	d.window = union(append([]interval(nil), d.stepSpan...))
+	d.window = unionOf(d.stepSpan)
 	d.windowNS = total(d.window)
 	d.f.HasSteps = true
 	d.f.StepsCount = len(steps)
@@ -307,24 +307,6 @@ func (d *deriver) inWindow(ts int64) bool {
 	return lo < len(w) && w[lo].s <= ts
 }
 
-// union sorts and merges intervals in place.
-func union(iv []interval) []interval {
-	if len(iv) == 0 {
-		return iv
-	}
-	slices.SortFunc(iv, func(a, b interval) int { return cmp.Compare(a.s, b.s) })
-	out := iv[:1]
-	for _, x := range iv[1:] {
-		last := &out[len(out)-1]
-		if x.s <= last.e {
-			last.e = max(last.e, x.e)
-			continue
-		}
-		out = append(out, x)
-	}
-	return out
-}
-
 func total(iv []interval) int64 {
 	var n int64
 	for _, x := range iv {
@@ -335,7 +317,7 @@ func total(iv []interval) int64 {
 
 // clippedUnion returns |union(iv) ∩ W| in nanoseconds.
 func (d *deriver) clippedUnion(iv []interval) int64 {
-	iv = union(iv)
+	iv = unionOf(iv)
 	w := d.window
 	var n int64
 	j := 0

@@ -134,49 +134,35 @@ func (l *lexer) str() ([]byte, error) {
 	if err := l.expect('"'); err != nil {
 		return nil, err
 	}
-	start := l.pos
-	scanFrom := start
-	for {
-		i := bytes.IndexByte(l.buf[scanFrom:l.end], '"')
-		if i >= 0 {
-			q := scanFrom + i
-			// Count backslashes before the quote.
-			n := 0
-			for k := q - 1; k >= start && l.buf[k] == '\\'; k-- {
-				n++
-			}
-			if n%2 == 1 {
-				scanFrom = q + 1
-				continue
-			}
-			raw := l.buf[start:q]
-			l.pos = q + 1
-			l.escaped = bytes.IndexByte(raw, '\\') >= 0
-			if !l.escaped {
-				return raw, nil
-			}
-			return l.unescape(raw, l.base+int64(start)), nil
-		}
-		scanFrom = l.end
-		shift, ok := l.fill(start)
-		if !ok {
-			l.pos = l.end
-			return nil, errEOF
-		}
-		start -= shift
-		scanFrom -= shift
+	start, q, err := l.closeQuote()
+	if err != nil {
+		return nil, err
 	}
+	raw := l.buf[start:q]
+	l.escaped = bytes.IndexByte(raw, '\\') >= 0
+	if !l.escaped {
+		return raw, nil
+	}
+	return l.unescape(raw, l.base+int64(start)), nil
 }
 
 // skipStr skips a JSON string whose opening quote is next.
 func (l *lexer) skipStr() error {
 	l.pos++ // opening quote, checked by the caller
-	start := l.pos
+	_, _, err := l.closeQuote()
+	return err
+}
+
+// closeQuote finds the quote that ends the string starting at l.pos,
+// refilling the window as needed (the string stays contiguous). It returns
+// the string's window bounds [start, q) and leaves l.pos after the quote.
+func (l *lexer) closeQuote() (start, q int, err error) {
+	start = l.pos
 	scanFrom := start
 	for {
-		i := bytes.IndexByte(l.buf[scanFrom:l.end], '"')
-		if i >= 0 {
-			q := scanFrom + i
+		if i := bytes.IndexByte(l.buf[scanFrom:l.end], '"'); i >= 0 {
+			q = scanFrom + i
+			// An odd run of backslashes escapes the quote.
 			n := 0
 			for k := q - 1; k >= start && l.buf[k] == '\\'; k-- {
 				n++
@@ -186,13 +172,13 @@ func (l *lexer) skipStr() error {
 				continue
 			}
 			l.pos = q + 1
-			return nil
+			return start, q, nil
 		}
 		scanFrom = l.end
 		shift, ok := l.fill(start)
 		if !ok {
 			l.pos = l.end
-			return errEOF
+			return 0, 0, errEOF
 		}
 		start -= shift
 		scanFrom -= shift
