@@ -228,7 +228,7 @@ func (d *deriver) steps() {
 		durs = append(durs, float64(ends[k]-starts[k])/1e3)
 	}
 	d.window = unionOf(d.stepSpan)
-	d.windowNS = total(d.window)
+	d.windowNS = ivset(d.window).total()
 	d.f.HasSteps = true
 	d.f.StepsCount = len(steps)
 	d.f.WindowUS = float64(d.windowNS) / 1e3
@@ -305,14 +305,6 @@ func (d *deriver) inWindow(ts int64) bool {
 		}
 	}
 	return lo < len(w) && w[lo].s <= ts
-}
-
-func total(iv []interval) int64 {
-	var n int64
-	for _, x := range iv {
-		n += x.e - x.s
-	}
-	return n
 }
 
 // clippedUnion returns |union(iv) ∩ W| in nanoseconds.
