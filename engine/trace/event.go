@@ -27,33 +27,13 @@ func (p *parser) event() error {
 	p.t.Health.EventsRead++
 	lx.pos++ // '{'
 	for first := true; ; first = false {
-		c, err := lx.peek()
+		k, done, err := p.member(first, "an event")
 		if err != nil {
 			return err
 		}
-		if c == '}' {
-			lx.pos++
+		if done {
 			break
 		}
-		if !first {
-			if c != ',' {
-				return lx.syntaxErr(fmt.Sprintf("expected ',' or '}' in an event, found %s", quoteByte(c)))
-			}
-			lx.pos++
-			if c, err = lx.peek(); err != nil {
-				return err
-			} else if c == '}' {
-				p.note(DiagRepair, "trailing_comma", "trailing comma removed", lx.offset()-1)
-				lx.pos++
-				break
-			}
-		}
-		k, err := lx.str()
-		if err != nil {
-			return err
-		}
-		// Keys are matched by length and bytes; k is invalid after the
-		// next lexer call.
 		var key byte
 		switch string(k) {
 		case "ph":
@@ -72,9 +52,6 @@ func (p *parser) event() error {
 			key = 'd'
 		case "args":
 			key = 'a'
-		}
-		if err := lx.expect(':'); err != nil {
-			return err
 		}
 		switch key {
 		case 'p':
@@ -225,29 +202,8 @@ func (p *parser) args(ev *Event) error {
 	}
 	lx.pos++
 	for first := true; ; first = false {
-		c, err := lx.peek()
-		if err != nil {
-			return err
-		}
-		if c == '}' {
-			lx.pos++
-			return nil
-		}
-		if !first {
-			if c != ',' {
-				return lx.syntaxErr(fmt.Sprintf("expected ',' or '}' in args, found %s", quoteByte(c)))
-			}
-			lx.pos++
-			if c, err = lx.peek(); err != nil {
-				return err
-			} else if c == '}' {
-				p.note(DiagRepair, "trailing_comma", "trailing comma removed", lx.offset()-1)
-				lx.pos++
-				return nil
-			}
-		}
-		k, err := lx.str()
-		if err != nil {
+		k, done, err := p.member(first, "args")
+		if err != nil || done {
 			return err
 		}
 		var flag uint16
@@ -271,18 +227,12 @@ func (p *parser) args(ev *Event) error {
 		case "Input Dims", "Input dims":
 			p.t.RecordShapes = true
 		case "Input type":
-			if err := lx.expect(':'); err != nil {
-				return err
-			}
 			if err := p.dtype(ev); err != nil {
 				return err
 			}
 			continue
 		case "Call stack":
 			p.t.WithStack = true
-		}
-		if err := lx.expect(':'); err != nil {
-			return err
 		}
 		if flag == 0 {
 			if err := lx.skipValue(); err != nil {

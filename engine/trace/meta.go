@@ -138,41 +138,57 @@ func (p *parser) distInfo() error {
 // objectFields iterates an object's members (after its '{'), calling f
 // with each key positioned at the value; f must consume the value.
 func (p *parser) objectFields(f func(key string) error) error {
-	lx := p.lx
 	for first := true; ; first = false {
-		c, err := lx.peek()
-		if err != nil {
+		k, done, err := p.member(first, "an object")
+		if err != nil || done {
 			return err
 		}
-		if c == '}' {
-			lx.pos++
-			return nil
-		}
-		if !first {
-			if c != ',' {
-				return lx.syntaxErr(fmt.Sprintf("expected ',' or '}', found %s", quoteByte(c)))
-			}
-			lx.pos++
-			if c, err = lx.peek(); err != nil {
-				return err
-			} else if c == '}' {
-				p.note(DiagRepair, "trailing_comma", "trailing comma removed", lx.offset()-1)
-				lx.pos++
-				return nil
-			}
-		}
-		k, err := lx.str()
-		if err != nil {
-			return err
-		}
-		key := string(k)
-		if err := lx.expect(':'); err != nil {
-			return err
-		}
-		if err := f(key); err != nil {
+		if err := f(string(k)); err != nil {
 			return err
 		}
 	}
+}
+
+// member steps to the next member of an object whose '{' was read: it
+// returns the key (valid until the next lexer call) with the lexer at the
+// value, or done at the closing '}'. A trailing comma is repaired.
+func (p *parser) member(first bool, where string) (key []byte, done bool, err error) {
+	lx := p.lx
+	c, err := lx.peek()
+	if err != nil {
+		return nil, false, err
+	}
+	if c == '}' {
+		lx.pos++
+		return nil, true, nil
+	}
+	if !first {
+		if c != ',' {
+			return nil, false, lx.syntaxErr(fmt.Sprintf("expected ',' or '}' in %s, found %s", where, quoteByte(c)))
+		}
+		lx.pos++
+		if c, err = lx.peek(); err != nil {
+			return nil, false, err
+		}
+		if c == '}' {
+			p.note(DiagRepair, "trailing_comma", "trailing comma removed", lx.offset()-1)
+			lx.pos++
+			return nil, true, nil
+		}
+	}
+	if key, err = lx.str(); err != nil {
+		return nil, false, err
+	}
+	if lx.pos < lx.end && lx.buf[lx.pos] == ':' {
+		lx.pos++ // the usual case: key stays valid in the window
+		return key, false, nil
+	}
+	// Reaching the colon may refill the window and move the key: keep a copy.
+	p.keyBuf = append(p.keyBuf[:0], key...)
+	if err := lx.expect(':'); err != nil {
+		return nil, false, err
+	}
+	return p.keyBuf, false, nil
 }
 
 // finish closes the read: unmatched B events, sentinel and corrupt records.

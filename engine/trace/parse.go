@@ -57,6 +57,7 @@ type parser struct {
 	nEvents int32
 	stop    bool // input ended early; keep what was read
 	chunks  [][]Event
+	keyBuf  []byte // a key copied out of the window (see member)
 	cur     []Event
 }
 
