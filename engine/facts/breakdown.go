@@ -118,14 +118,7 @@ func (d *deriver) steps2(win ivset, roleSets []ivset) {
 // builds the timeline.
 func (d *deriver) idleCauses(win ivset, launches map[thread]int) {
 	evs := d.t.Events
-	var busy []interval
-	for i := range evs {
-		e := &evs[i]
-		if e.Ph == trace.PhComplete && e.Cat.IsGPUActivity() && e.DeviceID() == d.primary {
-			busy = append(busy, interval{e.TS, e.End()})
-		}
-	}
-	busySet := intersect(unionOf(busy), win)
+	busySet := d.busy
 	gaps := subtract(win, busySet)
 	main, ok := busiest(launches)
 	var dl, sync, opt, launch, cpu []interval

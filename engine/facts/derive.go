@@ -62,6 +62,7 @@ type deriver struct {
 	chainNS  int64 // summed duration of chain members
 	kind     []nameKind
 	stepSpan []interval // each step's extended span, in step order (W is their union)
+	busy     ivset      // primary-device GPU activity ∩ W (set by gpu)
 }
 
 // Derive computes every fact of one trace. It never fails: a fact the trace

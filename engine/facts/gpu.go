@@ -75,7 +75,8 @@ func (d *deriver) gpu() {
 			}
 		}
 	}
-	f.GPUBusyRatio = d.ratio(d.clippedUnion(busy))
+	d.busy = intersect(unionOf(busy), ivset(d.window))
+	f.GPUBusyRatio = d.ratio(d.busy.total())
 	if f.GPUBusyRatio != nil {
 		f.GPUIdleRatio = f64(1 - *f.GPUBusyRatio)
 	}
