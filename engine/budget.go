@@ -71,9 +71,17 @@ func newProgress(files []string, report func(read, total int64)) *progress {
 
 // countingReader reports progress every 4 MiB read.
 type countingReader struct {
-	r       interface{ Read([]byte) (int, error) }
+	r       *os.File
 	p       *progress
 	pending int64
+}
+
+// Size is the file's size, so the reader can size its event store.
+func (c *countingReader) Size() int64 {
+	if st, err := c.r.Stat(); err == nil && st.Mode().IsRegular() {
+		return st.Size()
+	}
+	return 0
 }
 
 func (c *countingReader) Read(b []byte) (int, error) {

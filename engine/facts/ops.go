@@ -12,13 +12,28 @@ import (
 // legacy no-category) with its parent on the same thread, and kernels
 // attributed to the operator that launched them.
 type opIndex struct {
-	ops      []int // event indexes, per thread in (start, longer first) order
+	ops      []int // event indexes, by thread (pid, tid), then (start, longer first)
 	parent   []int // position in ops of the enclosing operator, -1 for top level
 	selfNS   []int64
 	devSelf  []int64 // kernel time launched directly by the op
 	devTotal []int64 // ... by the op or its descendants
 	byThread map[thread][2]int
-	byExt    map[int64]int
+	ext      []extPos // External id -> position, sorted by id (first op wins)
+}
+
+// extPos maps an External id to an op's position in opIndex.ops.
+type extPos struct {
+	ext int64
+	pos int
+}
+
+// byExt returns the position of the op with External id ext.
+func (x *opIndex) byExt(ext int64) (int, bool) {
+	k, ok := slices.BinarySearchFunc(x.ext, ext, func(e extPos, t int64) int { return cmp.Compare(e.ext, t) })
+	if !ok {
+		return 0, false
+	}
+	return x.ext[k].pos, true
 }
 
 // isOp reports whether a CPU event is an operator of the op table.
@@ -28,54 +43,61 @@ func (d *deriver) isOp(e *trace.Event) bool {
 
 func (d *deriver) buildOps() *opIndex {
 	evs := d.t.Events
-	byThread := map[thread][]int{}
+	n := 0
 	for i := range evs {
-		if e := &evs[i]; d.isOp(e) {
-			k := thread{e.PID, e.TID}
-			byThread[k] = append(byThread[k], i)
+		if d.isOp(&evs[i]) {
+			n++
 		}
 	}
-	keys := make([]thread, 0, len(byThread))
-	for k := range byThread {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b thread) int { return cmp.Or(cmp.Compare(a.pid, b.pid), cmp.Compare(a.tid, b.tid)) })
-	x := &opIndex{byThread: map[thread][2]int{}, byExt: map[int64]int{}}
-	for _, k := range keys {
-		idx := byThread[k]
-		sortByStart(evs, idx)
-		base := len(x.ops)
-		x.byThread[k] = [2]int{base, base + len(idx)}
-		var stack []int
-		for _, i := range idx {
-			e := &evs[i]
-			pos := len(x.ops)
-			// Pop parents that ended before e starts; improper overlaps
-			// (python_function vs cpu_op rounding) nest by start.
-			for len(stack) > 0 && evs[x.ops[stack[len(stack)-1]]].End() <= e.TS {
-				stack = stack[:len(stack)-1]
-			}
-			parent := -1
-			if len(stack) > 0 {
-				parent = stack[len(stack)-1]
-			}
-			x.ops = append(x.ops, i)
-			x.parent = append(x.parent, parent)
-			x.selfNS = append(x.selfNS, e.Dur)
-			if parent >= 0 {
-				p := &evs[x.ops[parent]]
-				x.selfNS[parent] -= min(e.End(), p.End()) - e.TS
-			}
-			stack = append(stack, pos)
-			if e.Has&trace.HasExternalID != 0 {
-				if _, dup := x.byExt[e.ExternalID]; !dup {
-					x.byExt[e.ExternalID] = pos
-				}
-			}
+	ops := make([]int, 0, n)
+	for i := range evs {
+		if d.isOp(&evs[i]) {
+			ops = append(ops, i)
 		}
 	}
-	x.devSelf = make([]int64, len(x.ops))
-	x.devTotal = make([]int64, len(x.ops))
+	slices.SortFunc(ops, func(a, b int) int {
+		ea, eb := &evs[a], &evs[b]
+		return cmp.Or(cmp.Compare(ea.PID, eb.PID), cmp.Compare(ea.TID, eb.TID), cmp.Compare(ea.TS, eb.TS), cmp.Compare(eb.Dur, ea.Dur), cmp.Compare(ea.Index, eb.Index))
+	})
+	x := &opIndex{ops: ops, parent: make([]int, n), selfNS: make([]int64, n), byThread: map[thread][2]int{}}
+	var stack []int
+	start := 0
+	for pos, i := range ops {
+		e := &evs[i]
+		if pos > 0 {
+			if prev := &evs[ops[pos-1]]; prev.PID != e.PID || prev.TID != e.TID {
+				x.byThread[thread{prev.PID, prev.TID}] = [2]int{start, pos}
+				start, stack = pos, stack[:0]
+			}
+		}
+		// Pop parents that ended before e starts; improper overlaps
+		// (python_function vs cpu_op rounding) nest by start.
+		for len(stack) > 0 && evs[ops[stack[len(stack)-1]]].End() <= e.TS {
+			stack = stack[:len(stack)-1]
+		}
+		parent := -1
+		if len(stack) > 0 {
+			parent = stack[len(stack)-1]
+		}
+		x.parent[pos] = parent
+		x.selfNS[pos] = e.Dur
+		if parent >= 0 {
+			p := &evs[ops[parent]]
+			x.selfNS[parent] -= min(e.End(), p.End()) - e.TS
+		}
+		stack = append(stack, pos)
+		if e.Has&trace.HasExternalID != 0 {
+			x.ext = append(x.ext, extPos{e.ExternalID, pos})
+		}
+	}
+	if n > 0 {
+		last := &evs[ops[n-1]]
+		x.byThread[thread{last.PID, last.TID}] = [2]int{start, n}
+	}
+	slices.SortStableFunc(x.ext, func(a, b extPos) int { return cmp.Compare(a.ext, b.ext) })
+	x.ext = slices.CompactFunc(x.ext, func(a, b extPos) bool { return a.ext == b.ext })
+	x.devSelf = make([]int64, n)
+	x.devTotal = make([]int64, n)
 	for i := range x.selfNS {
 		x.selfNS[i] = max(x.selfNS[i], 0)
 	}
@@ -88,7 +110,7 @@ func (d *deriver) buildOps() *opIndex {
 func (d *deriver) launcher(x *opIndex, g *trace.Event) int {
 	evs := d.t.Events
 	if g.Has&trace.HasExternalID != 0 {
-		if p, ok := x.byExt[g.ExternalID]; ok {
+		if p, ok := x.byExt(g.ExternalID); ok {
 			return p
 		}
 	}
@@ -101,7 +123,7 @@ func (d *deriver) launcher(x *opIndex, g *trace.Event) int {
 	}
 	l := &evs[li]
 	if l.Has&trace.HasExternalID != 0 {
-		if p, ok := x.byExt[l.ExternalID]; ok {
+		if p, ok := x.byExt(l.ExternalID); ok {
 			return p
 		}
 	}

@@ -332,16 +332,46 @@ func (p *parser) store(r *rawEvent) {
 	p.keep(ev)
 }
 
-// keep stores an event. Events go into fixed-size chunks (no regrowth
-// copies while reading); finish joins them into one exact-size slice.
+// keep stores an event. The first chunkEvents events go into a chunk;
+// then, when the input's size is known, the store is sized once from the
+// share of the input those events took (plus 10%) and later events are
+// appended in place, so finish needs no copy. Without a size, or when the
+// estimate runs short, events go into fixed-size chunks (no regrowth
+// copies) that finish joins.
 func (p *parser) keep(ev *Event) {
+	if p.flat != nil {
+		if len(p.flat) < cap(p.flat) {
+			p.flat = append(p.flat, *ev)
+			return
+		}
+		p.chunks, p.flat = append(p.chunks, p.flat), nil
+	}
 	if len(p.cur) == cap(p.cur) {
 		if p.cur != nil {
 			p.chunks = append(p.chunks, p.cur)
+			p.cur = nil
+		}
+		if !p.sized && len(p.chunks) == 1 {
+			p.sized = true
+			if est := p.estimate(len(p.chunks[0])); est > 0 {
+				p.flat = append(make([]Event, 0, est), p.chunks[0]...)
+				p.chunks = nil
+				p.flat = append(p.flat, *ev)
+				return
+			}
 		}
 		p.cur = make([]Event, 0, chunkEvents)
 	}
 	p.cur = append(p.cur, *ev)
+}
+
+// estimate extrapolates the event count from n events read so far, or 0
+// when the input size is unknown or the input nearly read.
+func (p *parser) estimate(n int) int {
+	if p.size <= 0 || p.raw == nil || p.raw.n <= 0 || p.raw.n >= p.size {
+		return 0
+	}
+	return int(float64(n)*float64(p.size)/float64(p.raw.n)*1.1) + chunkEvents
 }
 
 const chunkEvents = 1 << 15

@@ -195,17 +195,30 @@ func (p *parser) member(first bool, where string) (key []byte, done bool, err er
 func (p *parser) finish() {
 	t := p.t
 	p.matchBeginEnd()
-	chunks := append(p.chunks, p.cur)
-	p.chunks, p.cur = nil, nil
+	chunks := append(p.chunks, p.flat, p.cur)
+	p.chunks, p.flat, p.cur = nil, nil, nil
 	var maxTS int64
-	n := 0
+	n, nonEmpty := 0, 0
 	for _, c := range chunks {
 		n += len(c)
+		if len(c) > 0 {
+			nonEmpty++
+		}
 		for i := range c {
 			maxTS = max(maxTS, c[i].TS)
 		}
 	}
-	kept := make([]Event, 0, n)
+	var kept []Event
+	if nonEmpty == 1 {
+		// One store (the sized one): filter in place, no copy.
+		for _, c := range chunks {
+			if len(c) > 0 {
+				kept = c[:0]
+			}
+		}
+	} else {
+		kept = make([]Event, 0, n)
+	}
 	for k, c := range chunks {
 		for i := range c {
 			e := &c[i]

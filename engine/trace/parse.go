@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"unicode/utf8"
 )
@@ -24,7 +25,8 @@ var ErrNotKineto = errors.New("not a Kineto trace")
 // bytes). name labels errors and diagnostics. Errors are "parse trace NAME:
 // ..." and name the byte offset in the uncompressed stream.
 func Parse(r io.Reader, name string) (*Trace, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	raw := &rawCounter{r: r}
+	br := bufio.NewReaderSize(raw, 64<<10)
 	src, gz, err := decompress(br)
 	if err != nil {
 		return nil, fmt.Errorf("parse trace %s: %w", name, err)
@@ -34,6 +36,7 @@ func Parse(r io.Reader, name string) (*Trace, error) {
 	}
 	p := newParser(src, name)
 	p.t.Gzip = gz
+	p.raw, p.size = raw, inputSize(r)
 	if err := p.run(); err != nil {
 		return nil, fmt.Errorf("parse trace %s: %w", name, err)
 	}
@@ -58,7 +61,14 @@ type parser struct {
 	stop    bool // input ended early; keep what was read
 	chunks  [][]Event
 	keyBuf  []byte // a key copied out of the window (see member)
-	cur     []Event
+
+	// Event store sizing (see keep): raw bytes read so far, the input's
+	// size when known, and the one flat store sized from them.
+	raw   *rawCounter
+	size  int64
+	flat  []Event
+	sized bool // the sizing decision was made
+	cur   []Event
 }
 
 func newParser(r io.Reader, name string) *parser {
@@ -401,4 +411,31 @@ func (p *parser) events(bare bool) error {
 			return fmt.Errorf("event %d: %w", n, err)
 		}
 	}
+}
+
+// rawCounter counts the bytes read from the input (compressed bytes for
+// gzip), to size the event store from the share of the input read.
+type rawCounter struct {
+	r io.Reader
+	n int64
+}
+
+func (c *rawCounter) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += int64(n)
+	return n, err
+}
+
+// inputSize is the input's size in bytes when it can tell (a file, or a
+// reader with a Size method), else 0.
+func inputSize(r io.Reader) int64 {
+	switch v := r.(type) {
+	case interface{ Size() int64 }:
+		return v.Size()
+	case interface{ Stat() (os.FileInfo, error) }:
+		if st, err := v.Stat(); err == nil && st.Mode().IsRegular() {
+			return st.Size()
+		}
+	}
+	return 0
 }

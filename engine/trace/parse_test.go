@@ -406,3 +406,39 @@ func TestGzipReadAhead(t *testing.T) {
 		}
 	}
 }
+
+// sized reports a size, as a file does, so the reader sizes its store.
+type sized struct {
+	*strings.Reader
+	size int64
+}
+
+func (s sized) Size() int64 { return s.size }
+
+// The sized store gives the same events as the chunked one, also when the
+// size is wrong (an estimate that runs short falls back to chunks).
+func TestSizedEventStore(t *testing.T) {
+	var src strings.Builder
+	src.WriteString(`{"traceEvents":[`)
+	n := 3*chunkEvents + 123
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			src.WriteByte(',')
+		}
+		fmt.Fprintf(&src, `{"ph":"X","cat":"cpu_op","name":"op","pid":1,"tid":1,"ts":%d,"dur":1}`, i+1)
+	}
+	src.WriteString("]}")
+	text := src.String()
+	plain := parse(t, text)
+	for _, size := range []int64{int64(len(text)), int64(len(text)) / 3} {
+		tr, err := Parse(sized{strings.NewReader(text), size}, "sized.json")
+		if err != nil || len(tr.Events) != n || len(plain.Events) != n {
+			t.Fatalf("size %d: %v, %d events, want %d", size, err, len(tr.Events), n)
+		}
+		for i := range tr.Events {
+			if tr.Events[i] != plain.Events[i] {
+				t.Fatalf("size %d: event %d differs", size, i)
+			}
+		}
+	}
+}
