@@ -40,6 +40,17 @@ type LintResult struct {
 	Root          string          `json:"-"` // absolute; RelPath is relative to it
 	Rules         []rules.Rule    `json:"rules"`
 	Scripts       []*ScriptResult `json:"scripts"`
+	// Skipped are the files given by name that were not linted because
+	// they are not Python (a .txt, a binary): listed, never an error
+	// unless nothing was left to lint.
+	Skipped []SkippedFile `json:"skipped"`
+}
+
+// SkippedFile is a path Lint did not scan, and why.
+type SkippedFile struct {
+	Path    string `json:"path"`
+	RelPath string `json:"rel_path"`
+	Reason  string `json:"reason"`
 }
 
 // ScriptResult is what the script rules found in one file.
@@ -56,7 +67,10 @@ type ScriptResult struct {
 	// Diagnostics are syntax errors: the facts inside those regions are
 	// missing, the rest of the file was still checked.
 	Diagnostics []script.Diagnostic `json:"diagnostics"`
-	Facts       *script.Facts       `json:"-"`
+	// Partial is true when syntax errors left parts of the file
+	// unchecked (see Diagnostics): no findings there does not mean clean.
+	Partial bool          `json:"partial"`
+	Facts   *script.Facts `json:"-"`
 }
 
 // Suppressed is a finding silenced by an ignore comment.
@@ -69,7 +83,7 @@ type Suppressed struct {
 // Lint scans every script and evaluates the script rules on it. Unreadable
 // paths are an *InputError; syntax errors are Diagnostics, not errors.
 func Lint(ctx context.Context, opts LintOptions) (*LintResult, error) {
-	files, err := ExpandScripts(opts.Paths)
+	files, skipped, err := expandScripts(opts.Paths)
 	if err != nil {
 		return nil, &InputError{err}
 	}
@@ -86,7 +100,11 @@ func Lint(ctx context.Context, opts LintOptions) (*LintResult, error) {
 	if abs, err := filepath.Abs(root); err == nil {
 		root = abs
 	}
-	res := &LintResult{SchemaVersion: LintSchemaVersion, Root: root, Scripts: []*ScriptResult{}, Rules: []rules.Rule{}}
+	res := &LintResult{SchemaVersion: LintSchemaVersion, Root: root, Scripts: []*ScriptResult{}, Rules: []rules.Rule{}, Skipped: []SkippedFile{}}
+	for _, sk := range skipped {
+		sk.RelPath = relTo(root, sk.Path)
+		res.Skipped = append(res.Skipped, sk)
+	}
 	for _, r := range set.Rules() {
 		if r.Category == rules.CategoryScript {
 			res.Rules = append(res.Rules, r)
@@ -122,7 +140,7 @@ func LintFile(ctx context.Context, path string, set *rules.Set) (*ScriptResult, 
 	}
 	sr := &ScriptResult{
 		Path: path, RelPath: filepath.ToSlash(path), Findings: []rules.Finding{}, Suppressed: []Suppressed{},
-		NotEvaluated: ne, Diagnostics: sf.Diagnostics, Facts: sf,
+		NotEvaluated: ne, Diagnostics: sf.Diagnostics, Partial: len(sf.Diagnostics) > 0, Facts: sf,
 	}
 	if sr.NotEvaluated == nil {
 		sr.NotEvaluated = []rules.NotEvaluated{}
@@ -155,18 +173,30 @@ func ignoredBy(igs []script.Ignore, f rules.Finding) (script.Ignore, bool) {
 }
 
 // ExpandScripts turns paths into Python files: files as given, directories
-// walked recursively for *.py in lexical order.
+// walked recursively for *.py in lexical order. A file given by name that
+// is not Python (see IsPythonFile) is an error when nothing else is left;
+// Lint lists such files as skipped instead.
 func ExpandScripts(paths []string) ([]string, error) {
+	out, _, err := expandScripts(paths)
+	return out, err
+}
+
+func expandScripts(paths []string) ([]string, []SkippedFile, error) {
 	if len(paths) == 0 {
-		return nil, errors.New("no script given: pass a Python file or a directory")
+		return nil, nil, errors.New("no script given: pass a Python file or a directory")
 	}
 	var out []string
+	skipped := []SkippedFile{}
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if err != nil {
-			return nil, fmt.Errorf("open script: %w", err)
+			return nil, nil, fmt.Errorf("open script: %w", err)
 		}
 		if !st.IsDir() {
+			if ok, why := IsPythonFile(p); !ok {
+				skipped = append(skipped, SkippedFile{Path: p, RelPath: filepath.ToSlash(p), Reason: why})
+				continue
+			}
 			out = append(out, p)
 			continue
 		}
@@ -188,15 +218,47 @@ func ExpandScripts(paths []string) ([]string, error) {
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("read script directory %s: %w", p, err)
+			return nil, nil, fmt.Errorf("read script directory %s: %w", p, err)
 		}
 		if len(found) == 0 {
-			return nil, fmt.Errorf("read script directory %s: no *.py files in it", p)
+			return nil, nil, fmt.Errorf("read script directory %s: no *.py files in it", p)
 		}
 		sort.Strings(found)
 		out = append(out, found...)
 	}
-	return out, nil
+	if len(out) == 0 {
+		var names []string
+		for _, sk := range skipped {
+			names = append(names, fmt.Sprintf("%s (%s)", sk.Path, sk.Reason))
+		}
+		return nil, nil, fmt.Errorf("nothing to lint: skipped %s", strings.Join(names, ", "))
+	}
+	return out, skipped, nil
+}
+
+// IsPythonFile reports whether a file given by name is a Python script:
+// a .py / .pyw / .pyi name, or a first line that is a python shebang
+// (#!/usr/bin/env python3). The reason says why not.
+func IsPythonFile(path string) (bool, string) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".py", ".pyw", ".pyi":
+		return true, ""
+	}
+	f, err := os.Open(path)
+	if err == nil {
+		defer f.Close()
+		buf := make([]byte, 128)
+		n, _ := f.Read(buf)
+		first, _, _ := strings.Cut(string(buf[:n]), "\n")
+		if strings.HasPrefix(first, "#!") && strings.Contains(first, "python") {
+			return true, ""
+		}
+	}
+	ext := filepath.Ext(path)
+	if ext == "" {
+		return false, "not a Python file: no .py extension and no python shebang"
+	}
+	return false, fmt.Sprintf("not a Python file: %s is not .py", ext)
 }
 
 var skipDirs = map[string]bool{"__pycache__": true, "venv": true, "node_modules": true, "site-packages": true}

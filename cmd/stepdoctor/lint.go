@@ -81,12 +81,16 @@ func lint(ctx context.Context, paths []string, fl lintFlags, stdout, stderr io.W
 	if err := render(stdout, res); err != nil {
 		return &exitError{2, fmt.Errorf("write lint report: %w", err)}
 	}
-	if fl.format == "text" {
-		for _, s := range res.Scripts {
-			for _, d := range s.Diagnostics {
-				fmt.Fprintf(stderr, "%s:%d:%d: %s\n", s.Path, d.Line, d.Column, d.Message)
-			}
+	// Syntax errors and skipped files go to stderr in every format (json
+	// and sarif also carry them: diagnostics / partial / skipped, and
+	// toolExecutionNotifications).
+	for _, s := range res.Scripts {
+		for _, d := range s.Diagnostics {
+			fmt.Fprintf(stderr, "%s:%d:%d: %s\n", s.Path, d.Line, d.Column, d.Message)
 		}
+	}
+	for _, sk := range res.Skipped {
+		fmt.Fprintf(stderr, "%s: skipped: %s\n", sk.Path, sk.Reason)
 	}
 	if failBar > 0 {
 		for _, s := range res.Scripts {
@@ -137,8 +141,17 @@ func lintMarkdown(w io.Writer, r *engine.LintResult) error {
 				fmt.Fprintf(&b, "- line %d `%s`: %s\n", sp.Location.Line, sp.Rule, mdCell(sp.Reason))
 			}
 		}
+		if s.Partial {
+			b.WriteString("\n**Partly checked:** syntax errors hid parts of this file from the rules.\n")
+		}
 		for _, d := range s.Diagnostics {
 			fmt.Fprintf(&b, "\n> line %d:%d: %s\n", d.Line, d.Column, mdCell(d.Message))
+		}
+	}
+	if len(r.Skipped) > 0 {
+		b.WriteString("\n## Skipped\n\n")
+		for _, sk := range r.Skipped {
+			fmt.Fprintf(&b, "- `%s`: %s\n", mdCode(sk.RelPath), mdCell(sk.Reason))
 		}
 	}
 	_, err := w.Write(b.Bytes())

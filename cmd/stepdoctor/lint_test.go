@@ -84,3 +84,47 @@ func TestAnalyzeWithScript(t *testing.T) {
 		t.Errorf("missing script: exit %d, want 2", code)
 	}
 }
+
+func TestLintCLISyntaxErrorSaysWhatWasFound(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "bad.py")
+	if err := os.WriteFile(p, []byte("import torch\nfor x in loader\n    y = x.item()\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runCLI(t, "lint", p)
+	if code != 0 || !strings.Contains(errOut, `bad.py:2:1: syntax error: missing ':' after "for x in loader"`) {
+		t.Errorf("exit %d, err %q", code, errOut)
+	}
+	code, out, errOut := runCLI(t, "lint", "--format", "json", p)
+	if code != 0 || !strings.Contains(out, `"partial": true`) || !strings.Contains(out, `"node": "ERROR"`) || !strings.Contains(errOut, "missing ':'") {
+		t.Errorf("json: exit %d, out %s, err %q", code, out, errOut)
+	}
+	code, out, _ = runCLI(t, "lint", "--format", "sarif", p)
+	if code != 0 || !strings.Contains(out, `"id": "syntax-error"`) || !strings.Contains(out, `missing ':'`) {
+		t.Errorf("sarif: exit %d, out %s", code, out)
+	}
+}
+
+func TestLintCLISkipsNonPython(t *testing.T) {
+	dir := t.TempDir()
+	txt := filepath.Join(dir, "a.txt")
+	py := filepath.Join(dir, "train.py")
+	if err := os.WriteFile(txt, []byte("for x in loader:\n    x.item()\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(py, []byte("import torch\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runCLI(t, "lint", txt)
+	if code != 2 || !strings.Contains(errOut, "nothing to lint") || !strings.Contains(errOut, "a.txt (not a Python file: .txt is not .py)") {
+		t.Errorf("only a.txt: exit %d, err %q", code, errOut)
+	}
+	code, out, errOut := runCLI(t, "lint", "--format", "json", txt, py)
+	if code != 0 || !strings.Contains(errOut, "a.txt: skipped: not a Python file") || !strings.Contains(out, `"reason": "not a Python file: .txt is not .py"`) {
+		t.Errorf("a.txt and train.py: exit %d, out %s, err %q", code, out, errOut)
+	}
+	code, out, _ = runCLI(t, "lint", "--format", "sarif", txt, py)
+	if code != 0 || !strings.Contains(out, `"id": "skipped-file"`) {
+		t.Errorf("sarif: exit %d, out %s", code, out)
+	}
+}

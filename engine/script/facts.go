@@ -97,7 +97,34 @@ type Call struct {
 	// were assigned from a call, or are loop targets, in the enclosing
 	// step loop: likely tensors.
 	TensorArgs []string `json:"tensor_args"`
-	Text       string   `json:"text"` // source text, cut to 80 characters
+	// Tensors lists the positional arguments (source text) that are
+	// tensors by a stricter guess than TensorArgs (see Condition.Tensors):
+	// the x of float(x) / int(x) / bool(x).
+	Tensors []string `json:"tensors"`
+	Text    string   `json:"text"` // source text, cut to 80 characters
+	Pos
+}
+
+// Condition is the condition of an if / elif / while statement inside a
+// step loop (the header of a while step loop included). Python evaluates
+// it as a bool, so a tensor in it is copied to the host: a sync.
+type Condition struct {
+	Kind string `json:"kind"` // "if", "elif" or "while"
+	Text string `json:"text"` // the condition's source text, cut to 80 characters
+	// Tensors lists the parts of the condition (source text) that are
+	// turned into a Python bool and are tensors by a stricter guess than
+	// Call.TensorArgs: names assigned in the step loop from torch.* calls,
+	// from a call of a model, criterion or loss (by its name), from tensor
+	// methods or arithmetic on such names, and the targets of a loop over a
+	// DataLoader (not enumerate's index). Operands of is / in and the
+	// arguments of other calls (len(x)) are not counted.
+	Tensors []string `json:"tensors"`
+	// Loop, StepLoop, InnerLoop and Conditional are as for Call (for a
+	// while step loop's own header, StepLoop is that loop).
+	Loop        int  `json:"loop"`
+	StepLoop    int  `json:"step_loop"`
+	InnerLoop   bool `json:"inner_loop"`
+	Conditional bool `json:"conditional"`
 	Pos
 }
 
@@ -109,10 +136,15 @@ type Loop struct {
 	// a while loop's condition.
 	Iter string `json:"iter"`
 	// OverLoader is true when Iter names a variable assigned from a
-	// DataLoader(...) call, or a name containing "loader".
+	// DataLoader(...) call, or a name containing "loader"; for a while
+	// loop, when its body draws batches with next() from such a loader or
+	// an iterator over one (next(it) after it = iter(loader)).
 	OverLoader bool `json:"over_loader"`
-	// Trains is true when the loop body calls .backward() or an
-	// optimizer's .step() outside any nested loop.
+	// Trains is true when the loop body calls .backward(),
+	// torch.autograd.backward() or an optimizer's .step() outside any
+	// nested loop (an optimizer: a name assigned from torch.optim.*,
+	// GradScaler, or containing "opt" or "scaler", also indexed as in
+	// optimizers[0].step()).
 	Trains bool `json:"trains"`
 	// Step is true for a training or evaluation step loop: OverLoader or
 	// Trains.
@@ -212,7 +244,14 @@ type Import struct {
 // Diagnostic is a problem the scanner met: a syntax error region (the
 // facts inside it are missing) or an unreadable file.
 type Diagnostic struct {
-	Kind    string `json:"kind"` // "syntax-error", "missing"
+	Kind string `json:"kind"` // "syntax-error", "missing"
+	// Node is the tree-sitter node behind the diagnostic: "ERROR" (tokens
+	// the grammar could not place) or "MISSING <kind>" (a token tree-sitter
+	// inserted to recover, as in MISSING ":").
+	Node string `json:"node"`
+	// Near is the source text of the region (for MISSING, the text just
+	// before the missing token), cut to 60 characters.
+	Near    string `json:"near"`
 	Message string `json:"message"`
 	Pos
 }
@@ -227,6 +266,7 @@ type Facts struct {
 	Imports       []Import     `json:"imports"`
 	Loops         []Loop       `json:"loops"`
 	Calls         []Call       `json:"calls"`
+	Conditions    []Condition  `json:"conditions"`
 	DataLoaders   []DataLoader `json:"dataloaders"`
 	Optimizers    []Optimizer  `json:"optimizers"`
 	Profilers     []Profiler   `json:"profilers"`

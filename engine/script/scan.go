@@ -44,6 +44,7 @@ func Scan(file string, src []byte) (*Facts, error) {
 		loaders: map[string]bool{},
 		optims:  map[string]bool{},
 		profs:   map[string]int{},
+		iters:   map[string]bool{},
 	}
 	root := tree.RootNode()
 	s.prepass(root)
@@ -59,7 +60,7 @@ func newFacts(file string, src []byte) *Facts {
 	}
 	return &Facts{
 		SchemaVersion: SchemaVersion, File: file, Lines: lines, Source: src,
-		Imports: []Import{}, Loops: []Loop{}, Calls: []Call{}, DataLoaders: []DataLoader{},
+		Imports: []Import{}, Loops: []Loop{}, Calls: []Call{}, Conditions: []Condition{}, DataLoaders: []DataLoader{},
 		Optimizers: []Optimizer{}, Profilers: []Profiler{}, Ignores: []Ignore{}, Diagnostics: []Diagnostic{},
 		Features: Features{
 			Autocast: []Use{}, GradScaler: []Use{}, CudnnBenchmark: []Use{}, Compile: []Use{},
@@ -75,9 +76,16 @@ type scanner struct {
 	loaders map[string]bool   // names assigned from DataLoader(...)
 	optims  map[string]bool   // names assigned from torch.optim.* or GradScaler
 	profs   map[string]int    // profiler var -> index in f.Profilers
+	iters   map[string]bool   // names assigned from iter(<loader>)
 	// tensors holds, per step loop index, the names assigned from calls
 	// (or bound as loop targets) in it.
 	tensors map[int]map[string]bool
+	// strong holds, per step loop index, the names that are tensors by
+	// the stricter guess of Condition.Tensors.
+	strong map[int]map[string]bool
+	// inError counts the ERROR nodes the prepass is inside (only the
+	// outermost is reported).
+	inError int
 	// lineStarts are the byte offsets where lines begin (built on first use).
 	lineStarts []int
 }
@@ -197,19 +205,132 @@ func (s *scanner) prepass(n *sitter.Node) {
 			switch {
 			case isLoader(name):
 				s.loaders[s.lastName(l)] = true
-			case isOptimizer(name), strings.HasSuffix(name, ".GradScaler"):
+			case isAnyOptimizer(name), strings.HasSuffix(name, ".GradScaler"):
 				s.optims[s.lastName(l)] = true
+			case name == "iter":
+				if al := r.ChildByFieldName("arguments"); al != nil && al.NamedChildCount() > 0 && s.overLoader(al.NamedChild(0)) {
+					s.iters[s.lastName(l)] = true
+				}
 			}
 		}
 	case "ERROR":
-		s.f.Diagnostics = append(s.f.Diagnostics, Diagnostic{Kind: "syntax-error", Message: "syntax error: facts in this region are missing", Pos: s.pos(n)})
+		if s.inError == 0 {
+			s.f.Diagnostics = append(s.f.Diagnostics, s.errorDiag(n))
+		}
+		s.inError++
+		defer func() { s.inError-- }()
 	}
 	if n.IsMissing() {
-		s.f.Diagnostics = append(s.f.Diagnostics, Diagnostic{Kind: "missing", Message: "syntax error: missing " + n.Kind(), Pos: s.pos(n)})
+		s.f.Diagnostics = append(s.f.Diagnostics, s.missingDiag(n))
 	}
 	for _, c := range children(n) {
 		s.prepass(c)
 	}
+}
+
+// errorDiag describes an ERROR node: the text tree-sitter could not place.
+func (s *scanner) errorDiag(n *sitter.Node) Diagnostic {
+	p := s.pos(n)
+	near := cut(strings.Join(strings.Fields(s.text(n)), " "), 60)
+	lines := fmt.Sprintf("line %d", p.Line)
+	if p.EndLine > p.Line {
+		lines = fmt.Sprintf("lines %d-%d", p.Line, p.EndLine)
+	}
+	var msg string
+	switch first := s.firstLine(n); {
+	case near == "":
+		msg = fmt.Sprintf("syntax error: tree-sitter could not parse %s (empty ERROR node); facts in this region are missing", lines)
+	case compoundHeader.MatchString(first) && !strings.HasSuffix(first, ":") && !strings.ContainsAny(first, "([{"):
+		msg = fmt.Sprintf("syntax error: missing ':' after %q (tree-sitter ERROR node, %s); facts in this region are missing", cut(first, 60), lines)
+	default:
+		if open := unclosed(s.text(n)); open != 0 {
+			msg = fmt.Sprintf("syntax error: unclosed '%c' in %q (tree-sitter ERROR node, %s); facts in this region are missing", open, near, lines)
+		} else {
+			msg = fmt.Sprintf("syntax error: tree-sitter could not parse %q (ERROR node, %s); facts in this region are missing", near, lines)
+		}
+	}
+	return Diagnostic{Kind: "syntax-error", Node: "ERROR", Near: near, Message: msg, Pos: p}
+}
+
+// compoundHeader matches the start of a compound statement's header line.
+var compoundHeader = regexp.MustCompile(`^(async\s+)?(for|while|if|elif|else|def|class|with|try|except|finally|match|case)\b`)
+
+// firstLine is the source text of n's first line, from n's start, without
+// a trailing comment or blanks.
+func (s *scanner) firstLine(n *sitter.Node) string {
+	t := s.text(n)
+	if i := strings.IndexByte(t, '\n'); i >= 0 {
+		t = t[:i]
+	}
+	if i := strings.Index(t, "#"); i >= 0 && !strings.ContainsAny(t[:i], "'\"") {
+		t = t[:i]
+	}
+	return strings.TrimSpace(t)
+}
+
+// unclosed returns the last bracket opened and not closed in t (strings
+// skipped roughly), 0 when all are closed.
+func unclosed(t string) byte {
+	var stack []byte
+	var quote byte
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		switch {
+		case quote != 0:
+			if c == '\\' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '#':
+			for i < len(t) && t[i] != '\n' {
+				i++
+			}
+		case c == '(' || c == '[' || c == '{':
+			stack = append(stack, c)
+		case c == ')' || c == ']' || c == '}':
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		}
+	}
+	if len(stack) == 0 {
+		return 0
+	}
+	return stack[len(stack)-1]
+}
+
+// missingDiag describes a MISSING node: a token tree-sitter inserted to
+// recover, as in a missing ':' or ')'.
+func (s *scanner) missingDiag(n *sitter.Node) Diagnostic {
+	p := s.pos(n)
+	// The text before the missing token, on its line.
+	line := s.f.LineText(p.Line)
+	r := []rune(line)
+	before := strings.TrimSpace(string(r[:min(max(p.Column-1, 0), len(r))]))
+	near := before
+	if rc := []rune(near); len(rc) > 60 {
+		near = "..." + string(rc[len(rc)-57:])
+	}
+	kind := n.Kind()
+	msg := fmt.Sprintf("syntax error: missing '%s'", kind)
+	if !strings.ContainsAny(kind, "()[]{}:,.=;") {
+		msg = fmt.Sprintf("syntax error: missing %s", kind)
+	}
+	if near != "" {
+		msg += fmt.Sprintf(" after %q", near)
+	}
+	msg += " (tree-sitter MISSING node); facts nearby may be missing"
+	return Diagnostic{Kind: "missing", Node: "MISSING " + kind, Near: near, Message: msg, Pos: p}
+}
+
+func cut(t string, n int) string {
+	if r := []rune(t); len(r) > n {
+		return string(r[:n-3]) + "..."
+	}
+	return t
 }
 
 func (s *scanner) addImport(local, name string, n *sitter.Node) {
@@ -419,6 +540,23 @@ func isOptimizer(name string) bool {
 	return ok && slices.Contains(fusedOptims, rest)
 }
 
+// isAnyOptimizer reports whether name is an optimizer class: any
+// torch.optim.<Class> (LBFGS, SparseAdam, ... too), or a class named like
+// one elsewhere (transformers.AdamW, bitsandbytes' AdamW8bit, apex's
+// FusedAdam).
+func isAnyOptimizer(name string) bool {
+	if rest, ok := strings.CutPrefix(name, "torch.optim."); ok {
+		return rest != "" && !strings.Contains(rest, ".") && rest[0] >= 'A' && rest[0] <= 'Z' && rest != "Optimizer"
+	}
+	base := name[strings.LastIndex(name, ".")+1:]
+	for _, o := range append(fusedOptims, "LBFGS", "Adafactor", "Lion", "LAMB", "Lamb", "LARS") {
+		if strings.Contains(base, o) && base != "" && base[0] >= 'A' && base[0] <= 'Z' {
+			return true
+		}
+	}
+	return false
+}
+
 func isProfiler(name string) bool {
 	return name == "torch.profiler.profile" || name == "torch.autograd.profiler.profile" ||
 		name == "torch.autograd.profile"
@@ -466,12 +604,12 @@ func (s *scanner) trainsDirectly(n *sitter.Node) bool {
 		return false
 	case "call":
 		name := s.calleeName(n)
-		if name == ".backward" {
+		if name == ".backward" || name == "torch.autograd.backward" {
 			return true
 		}
 		if name == ".step" {
 			if r := s.receiver(n); r != nil {
-				rn := s.lastName(r)
+				rn := s.recvName(r)
 				if s.optims[rn] || strings.Contains(strings.ToLower(rn), "opt") || strings.Contains(strings.ToLower(rn), "scaler") {
 					return true
 				}
@@ -486,12 +624,235 @@ func (s *scanner) trainsDirectly(n *sitter.Node) bool {
 	return false
 }
 
+// recvName is the last name of a receiver, looking through subscripts
+// (optimizers[0] -> optimizers).
+func (s *scanner) recvName(n *sitter.Node) string {
+	for n != nil && n.Kind() == "subscript" {
+		n = n.ChildByFieldName("value")
+	}
+	if n == nil {
+		return ""
+	}
+	return s.lastName(n)
+}
+
+// drawsFromLoader reports whether a while loop's body takes batches with
+// next() from a DataLoader or an iterator over one, outside nested loops
+// and functions.
+func (s *scanner) drawsFromLoader(n *sitter.Node) bool {
+	switch n.Kind() {
+	case "for_statement", "while_statement", "function_definition", "class_definition":
+		return false
+	case "call":
+		if s.calleeName(n) == "next" {
+			if al := n.ChildByFieldName("arguments"); al != nil && al.NamedChildCount() > 0 {
+				a := al.NamedChild(0)
+				if a.Kind() == "call" && s.calleeName(a) == "iter" {
+					if aa := a.ChildByFieldName("arguments"); aa != nil && aa.NamedChildCount() > 0 {
+						a = aa.NamedChild(0)
+					}
+				}
+				if s.overLoader(a) || ((a.Kind() == "identifier" || a.Kind() == "attribute") && s.iters[s.lastName(a)]) {
+					return true
+				}
+			}
+		}
+	}
+	for _, c := range children(n) {
+		if s.drawsFromLoader(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// loopTargets binds the names of a for loop's target: all of them, but
+// not the index of enumerate() (an int).
+func (s *scanner) loopTargets(loop *sitter.Node, set map[string]bool) {
+	l := loop.ChildByFieldName("left")
+	if l == nil {
+		return
+	}
+	if r := loop.ChildByFieldName("right"); r != nil && r.Kind() == "call" && s.calleeName(r) == "enumerate" {
+		switch l.Kind() {
+		case "pattern_list", "tuple_pattern", "list_pattern", "tuple", "list":
+			for i, c := range namedChildren(l) {
+				if i > 0 {
+					s.names(c, set)
+				}
+			}
+			return
+		}
+	}
+	s.names(l, set)
+}
+
+// collectStrong records the names that are tensors by the stricter guess
+// (see Condition.Tensors) in a step loop, in source order, twice so that
+// names assigned late in the body and used early are seen.
+func (s *scanner) collectStrong(loop *sitter.Node, overLoader bool, set map[string]bool) {
+	if overLoader && loop.Kind() == "for_statement" {
+		s.loopTargets(loop, set)
+	}
+	var visit func(n *sitter.Node)
+	visit = func(n *sitter.Node) {
+		switch n.Kind() {
+		case "function_definition", "class_definition":
+			return
+		case "assignment", "augmented_assignment":
+			l, r := n.ChildByFieldName("left"), n.ChildByFieldName("right")
+			if l != nil && r != nil {
+				if s.strongValued(r, set) || (r.Kind() == "call" && s.calleeName(r) == "next" && s.drawsFromLoader(r)) {
+					s.names(l, set)
+				}
+			}
+		}
+		for _, c := range children(n) {
+			visit(c)
+		}
+	}
+	if b := loop.ChildByFieldName("body"); b != nil {
+		visit(b)
+		visit(b)
+	}
+}
+
+// modelish matches callee names that return tensors: models, criteria,
+// losses.
+var modelish = regexp.MustCompile(`(?i)(model|net|criterion|loss|encoder|decoder|backbone|head|forward|module|ddp|fsdp)`)
+
+// nonTensorMethods return Python values, shapes or metadata, not tensors.
+var nonTensorMethods = map[string]bool{
+	".item": true, ".tolist": true, ".numpy": true, ".size": true, ".dim": true, ".numel": true,
+	".get_last_lr": true, ".get_lr": true, ".keys": true, ".values": true, ".items": true, ".get": true,
+	".format": true, ".join": true, ".split": true, ".startswith": true, ".endswith": true,
+	".state_dict": true, ".parameters": true, ".named_parameters": true, ".data_ptr": true,
+	".is_cuda": true, ".is_contiguous": true, ".element_size": true, ".nelement": true, ".ndimension": true,
+	".get_device": true, ".append": true, ".pop": true, ".copy": true, ".update": true,
+}
+
+// nonTensorAttrs are tensor attributes that are not tensors.
+var nonTensorAttrs = map[string]bool{
+	"shape": true, "dtype": true, "device": true, "ndim": true, "requires_grad": true, "is_cuda": true,
+	"layout": true, "is_leaf": true, "grad_fn": true, "training": true,
+}
+
+// strongValued reports whether expression n is a tensor by the stricter
+// guess: a name in set, a torch.* call (not torch.cuda.*, torch.is_*, ...),
+// a call of a model / criterion / loss by its name, a tensor method on a
+// tensor, arithmetic, indexing or an attribute (not .shape ...) of one.
+func (s *scanner) strongValued(n *sitter.Node, set map[string]bool) bool {
+	switch n.Kind() {
+	case "identifier":
+		return set[s.text(n)]
+	case "parenthesized_expression", "unary_operator":
+		for _, c := range namedChildren(n) {
+			if s.strongValued(c, set) {
+				return true
+			}
+		}
+	case "binary_operator":
+		l, r := n.ChildByFieldName("left"), n.ChildByFieldName("right")
+		return (l != nil && s.strongValued(l, set)) || (r != nil && s.strongValued(r, set))
+	case "comparison_operator":
+		// Elementwise: a comparison with a tensor is a tensor (not is / in).
+		for _, c := range children(n) {
+			if !c.IsNamed() {
+				switch strings.Join(strings.Fields(s.text(c)), " ") {
+				case "is", "is not", "in", "not in":
+					return false
+				}
+			}
+		}
+		for _, c := range namedChildren(n) {
+			if s.strongValued(c, set) {
+				return true
+			}
+		}
+	case "subscript":
+		v := n.ChildByFieldName("value")
+		return v != nil && s.strongValued(v, set)
+	case "attribute":
+		if s.resolve(n) != "" {
+			return false
+		}
+		a, o := n.ChildByFieldName("attribute"), n.ChildByFieldName("object")
+		return a != nil && o != nil && !nonTensorAttrs[s.text(a)] && s.strongValued(o, set)
+	case "call":
+		name := s.calleeName(n)
+		switch {
+		case name == "" || builtins[name] || nonTensorMethods[name]:
+			return false
+		case strings.HasPrefix(name, "torch."):
+			for _, p := range []string{"torch.cuda.", "torch.backends.", "torch.utils.", "torch.profiler.", "torch.distributed.", "torch.is_", "torch.get_", "torch.set_", "torch.manual_seed", "torch.numel", "torch.save", "torch.load", "torch.device", "torch.no_grad", "torch.autocast", "torch.compile", "torch.optim.", "torch.nn.", "torch.autograd.profiler", "torch.Size"} {
+				if strings.HasPrefix(name, p) {
+					return strings.HasPrefix(name, "torch.nn.functional.")
+				}
+			}
+			return true
+		case strings.HasPrefix(name, "."):
+			if modelish.MatchString(name) {
+				return true
+			}
+			r := s.receiver(n)
+			return r != nil && s.strongValued(r, set)
+		case strings.Contains(name, "."):
+			return false // resolved through a non-torch import: numpy, time, math, ...
+		default:
+			return modelish.MatchString(name)
+		}
+	}
+	return false
+}
+
+// condTensors lists the parts of a condition that Python turns into a
+// bool and that are tensors (see Condition.Tensors).
+func (s *scanner) condTensors(n *sitter.Node, set map[string]bool, out *[]string) {
+	add := func(t string) {
+		if t = short(t); !slices.Contains(*out, t) {
+			*out = append(*out, t)
+		}
+	}
+	switch n.Kind() {
+	case "comparison_operator":
+		for _, c := range children(n) {
+			if !c.IsNamed() {
+				switch strings.Join(strings.Fields(s.text(c)), " ") {
+				case "is", "is not", "in", "not in":
+					return
+				}
+			}
+		}
+		for _, c := range namedChildren(n) {
+			s.condTensors(c, set, out)
+		}
+	case "boolean_operator", "not_operator", "parenthesized_expression", "binary_operator", "unary_operator":
+		for _, c := range namedChildren(n) {
+			s.condTensors(c, set, out)
+		}
+	case "identifier", "attribute", "subscript", "call":
+		if s.strongValued(n, set) {
+			add(s.text(n))
+		}
+	}
+}
+
+func (s *scanner) condition(kind string, cond *sitter.Node, c ctx, conditional bool) {
+	if cond == nil || c.stepLoop < 0 {
+		return
+	}
+	k := Condition{
+		Kind: kind, Text: short(s.text(cond)), Tensors: []string{}, Loop: c.loop, StepLoop: c.stepLoop,
+		InnerLoop: c.innerLoop, Conditional: conditional, Pos: s.pos(cond),
+	}
+	s.condTensors(cond, s.strong[c.stepLoop], &k.Tensors)
+	s.f.Conditions = append(s.f.Conditions, k)
+}
+
 // collectTensors records names assigned from calls (or bound as the loop
 // target) inside a step loop, not descending into nested functions.
 func (s *scanner) collectTensors(loop *sitter.Node, set map[string]bool) {
-	if l := loop.ChildByFieldName("left"); l != nil {
-		s.names(l, set)
-	}
+	s.loopTargets(loop, set)
 	var visit func(n *sitter.Node)
 	visit = func(n *sitter.Node) {
 		switch n.Kind() {
@@ -573,6 +934,7 @@ func (s *scanner) walk(n *sitter.Node, c ctx) {
 		if c.stepLoop >= 0 && n.Kind() == "if_statement" {
 			// The condition runs every step; the branches do not.
 			cond := n.ChildByFieldName("condition")
+			s.condition("if", cond, c, c.conditional)
 			for _, ch := range children(n) {
 				cc := c
 				if cond == nil || ch.Id() != cond.Id() {
@@ -583,6 +945,9 @@ func (s *scanner) walk(n *sitter.Node, c ctx) {
 			return
 		}
 		if c.stepLoop >= 0 {
+			if n.Kind() == "elif_clause" {
+				s.condition("elif", n.ChildByFieldName("condition"), c, true)
+			}
 			c.conditional = true
 		}
 	case "function_definition", "class_definition":
@@ -618,6 +983,9 @@ func (s *scanner) loop(n *sitter.Node, c ctx) {
 	}
 	if b := n.ChildByFieldName("body"); b != nil {
 		l.Trains = s.trainsDirectly(b)
+		if l.Kind == "while" {
+			l.OverLoader = s.drawsFromLoader(b)
+		}
 	}
 	l.Step = l.OverLoader || l.Trains
 	idx := len(s.f.Loops)
@@ -634,6 +1002,12 @@ func (s *scanner) loop(n *sitter.Node, c ctx) {
 		set := map[string]bool{}
 		s.collectTensors(n, set)
 		s.tensors[idx] = set
+		if s.strong == nil {
+			s.strong = map[int]map[string]bool{}
+		}
+		strong := map[string]bool{}
+		s.collectStrong(n, l.OverLoader, strong)
+		s.strong[idx] = strong
 		if c.profiler >= 0 && s.f.Profilers[c.profiler].StepLoopInside < 0 {
 			s.f.Profilers[c.profiler].StepLoopInside = idx
 			s.f.Profilers[c.profiler].WrapsStepLoop = true
@@ -643,6 +1017,16 @@ func (s *scanner) loop(n *sitter.Node, c ctx) {
 	}
 	if c.profiler >= 0 {
 		s.f.Profilers[c.profiler].WrapsLoop = true
+	}
+	if l.Kind == "while" {
+		// The header runs every iteration: in a while step loop it is
+		// part of the step; nested in one, it runs at least once per step.
+		cond := n.ChildByFieldName("condition")
+		if l.Step {
+			s.condition("while", cond, inner, false)
+		} else {
+			s.condition("while", cond, c, c.conditional)
+		}
 	}
 	for _, ch := range children(n) {
 		if r := n.ChildByFieldName("right"); r != nil && ch.Id() == r.Id() {
@@ -691,7 +1075,7 @@ func (s *scanner) call(n *sitter.Node, c ctx) {
 	call := Call{
 		Name: name, Args: pos, Keywords: kw, KwargsSplat: splat, Loop: c.loop, StepLoop: c.stepLoop,
 		InnerLoop: c.innerLoop, Conditional: c.conditional, Text: short(s.text(n)), Pos: s.pos(n),
-		ReceiverKeywords: []string{}, TensorArgs: []string{},
+		ReceiverKeywords: []string{}, TensorArgs: []string{}, Tensors: []string{},
 	}
 	// Point a method call at the method name, not the start of its receiver.
 	if fn := n.ChildByFieldName("function"); fn != nil && fn.Kind() == "attribute" {
@@ -728,6 +1112,17 @@ func (s *scanner) call(n *sitter.Node, c ctx) {
 		for _, u := range used {
 			if s.tensors[c.stepLoop][u] && !slices.Contains(call.TensorArgs, u) {
 				call.TensorArgs = append(call.TensorArgs, u)
+			}
+		}
+		if al := n.ChildByFieldName("arguments"); al != nil && al.Kind() == "argument_list" {
+			for _, a := range namedChildren(al) {
+				switch a.Kind() {
+				case "keyword_argument", "dictionary_splat", "list_splat", "comment":
+					continue
+				}
+				if s.strongValued(a, s.strong[c.stepLoop]) {
+					call.Tensors = append(call.Tensors, short(s.text(a)))
+				}
 			}
 		}
 	}
@@ -818,6 +1213,12 @@ func (s *scanner) assignment(n *sitter.Node) {
 
 // finish sorts the comment-derived lists by position.
 func (s *scanner) finish() {
+	slices.SortStableFunc(s.f.Conditions, func(a, b Condition) int {
+		if a.Line != b.Line {
+			return a.Line - b.Line
+		}
+		return a.Column - b.Column
+	})
 	slices.SortStableFunc(s.f.Ignores, func(a, b Ignore) int { return a.Line - b.Line })
 	slices.SortStableFunc(s.f.Diagnostics, func(a, b Diagnostic) int {
 		if a.Line != b.Line {

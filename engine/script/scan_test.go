@@ -186,3 +186,103 @@ func FuzzScan(f *testing.F) {
 		}
 	})
 }
+
+func TestSyntaxErrorsSayWhatTreeSitterFound(t *testing.T) {
+	for _, tc := range []struct{ src, node, msg string }{
+		{"import torch\nfor x in loader\n    y = x.item()\n", "ERROR", `syntax error: missing ':' after "for x in loader"`},
+		{"import torch\nfor x in loader:\n    x.item(\n", "ERROR", `syntax error: unclosed '(' in "x.item("`},
+		{"import torch\ndef f(:\n    pass\n", "MISSING )", `syntax error: missing ')' after "def f("`},
+	} {
+		f := scan(t, tc.src)
+		if len(f.Diagnostics) != 1 {
+			t.Errorf("%q: diagnostics %+v, want one (nested ERROR nodes are not repeated)", tc.src, f.Diagnostics)
+			continue
+		}
+		d := f.Diagnostics[0]
+		if d.Node != tc.node || d.Near == "" || !strings.HasPrefix(d.Message, tc.msg) {
+			t.Errorf("%q: %+v, want node %s and message %q", tc.src, d, tc.node, tc.msg)
+		}
+	}
+}
+
+func TestWhileStepLoops(t *testing.T) {
+	f := scan(t, `import torch
+it = iter(train_loader)
+while step < n:
+    x, y = next(it)
+while step < n:
+    optimizers[0].step()
+while step < n:
+    torch.autograd.backward(loss)
+solver = torch.optim.LBFGS(p)
+while step < n:
+    solver.step(closure)
+while step < n:
+    x = make().cuda()
+`)
+	if len(f.Loops) != 5 {
+		t.Fatalf("loops %+v", f.Loops)
+	}
+	for i, want := range []bool{true, true, true, true, false} {
+		if f.Loops[i].Step != want {
+			t.Errorf("loop %d (line %d): step %v, want %v", i, f.Loops[i].Line, f.Loops[i].Step, want)
+		}
+	}
+	if !f.Loops[0].OverLoader || f.Loops[1].OverLoader {
+		t.Errorf("over loader: %+v", f.Loops[:2])
+	}
+}
+
+func TestConditionsAndStrictTensors(t *testing.T) {
+	f := scan(t, `import torch
+import time
+for i, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y)
+    n = len(x)
+    t0 = time.time()
+    lr = sched.get_last_lr()[0]
+    if loss > 0 and i > 3:
+        pass
+    elif torch.isnan(loss).any():
+        pass
+    if x is None or n > 2 or lr < 1:
+        pass
+    a = float(loss)
+    b = float(lr)
+    c = int(i)
+    d = float(t0)
+while loss > 1:
+    loss = model(x).sum()
+    loss.backward()
+`)
+	byLine := map[int]Condition{}
+	for _, k := range f.Conditions {
+		byLine[k.Line] = k
+	}
+	check := func(line int, kind string, tensors ...string) {
+		t.Helper()
+		k, ok := byLine[line]
+		if !ok {
+			t.Fatalf("no condition on line %d: %+v", line, f.Conditions)
+		}
+		if k.Kind != kind || strings.Join(k.Tensors, ",") != strings.Join(tensors, ",") {
+			t.Errorf("line %d: %+v, want %s with tensors %v", line, k, kind, tensors)
+		}
+	}
+	check(8, "if", "loss")
+	check(10, "elif", "torch.isnan(loss).any()")
+	check(12, "if")
+	check(18, "while", "loss")
+	if !byLine[10].Conditional || byLine[8].Conditional || byLine[18].StepLoop != 1 {
+		t.Errorf("contexts: %+v", f.Conditions)
+	}
+	got := map[int][]string{}
+	for _, c := range f.Calls {
+		if c.Name == "float" || c.Name == "int" {
+			got[c.Line] = c.Tensors
+		}
+	}
+	if len(got[14]) != 1 || len(got[15]) != 0 || len(got[16]) != 0 || len(got[17]) != 0 {
+		t.Errorf("float/int tensors: %v", got)
+	}
+}
