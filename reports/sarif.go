@@ -85,9 +85,17 @@ type sarifInvocation struct {
 }
 
 type sarifNotification struct {
-	Level     string          `json:"level"`
-	Message   sarifText       `json:"message"`
-	Locations []sarifLocation `json:"locations"`
+	Descriptor *sarifDescriptorRef `json:"descriptor,omitempty"`
+	Level      string              `json:"level"`
+	Message    sarifText           `json:"message"`
+	Locations  []sarifLocation     `json:"locations"`
+	Properties map[string]any      `json:"properties,omitempty"`
+}
+
+// sarifDescriptorRef names the kind of a notification ("syntax-error",
+// "missing", "skipped-file").
+type sarifDescriptorRef struct {
+	ID string `json:"id"`
 }
 
 type sarifResult struct {
@@ -112,7 +120,7 @@ type sarifLocation struct {
 
 type sarifPhysical struct {
 	ArtifactLocation sarifArtifact `json:"artifactLocation"`
-	Region           sarifRegion   `json:"region"`
+	Region           *sarifRegion  `json:"region,omitempty"`
 }
 
 type sarifArtifact struct {
@@ -232,10 +240,21 @@ func SARIF(w io.Writer, r *engine.LintResult) error {
 		}
 		for _, d := range s.Diagnostics {
 			run.Invocations[0].Notifications = append(run.Invocations[0].Notifications, sarifNotification{
-				Level: "warning", Message: sarifText{Text: d.Message},
-				Locations: []sarifLocation{sarifLoc(s, &rules.Location{Line: d.Line, Column: d.Column, EndLine: d.EndLine, EndColumn: d.EndColumn})},
+				Descriptor: &sarifDescriptorRef{ID: d.Kind},
+				Level:      "error", Message: sarifText{Text: s.RelPath + ": " + d.Message + " (the rest of the file was checked)"},
+				Locations:  []sarifLocation{sarifLoc(s, &rules.Location{Line: d.Line, Column: d.Column, EndLine: d.EndLine, EndColumn: d.EndColumn})},
+				Properties: map[string]any{"node": d.Node, "near": d.Near, "partial": true},
 			})
 		}
+	}
+	for _, sk := range r.Skipped {
+		run.Invocations[0].Notifications = append(run.Invocations[0].Notifications, sarifNotification{
+			Descriptor: &sarifDescriptorRef{ID: "skipped-file"},
+			Level:      "note", Message: sarifText{Text: "skipped " + sk.RelPath + ": " + sk.Reason},
+			Locations: []sarifLocation{{PhysicalLocation: sarifPhysical{
+				ArtifactLocation: sarifArtifact{URI: sarifURI(sk.RelPath), URIBaseID: "%SRCROOT%"},
+			}}},
+		})
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -265,7 +284,7 @@ func sarifLoc(s *engine.ScriptResult, l *rules.Location) sarifLocation {
 	}
 	return sarifLocation{PhysicalLocation: sarifPhysical{
 		ArtifactLocation: sarifArtifact{URI: sarifURI(s.RelPath), URIBaseID: "%SRCROOT%"},
-		Region:           reg,
+		Region:           &reg,
 	}}
 }
 

@@ -14,11 +14,16 @@ import (
 	"github.com/stepdoctor/stepdoctor/engine"
 )
 
-// sarifSchema compiles reports/testdata/sarif-2.1.0-subset.schema.json: the
-// OASIS SARIF 2.1.0 definitions of every object stepdoctor writes.
+// sarifSchema compiles reports/testdata/sarif-schema-2.1.0.json: the whole
+// SARIF 2.1.0 JSON schema (draft-07), vendored unchanged from SchemaStore
+// (github.com/SchemaStore/schemastore, src/schemas/json/sarif-2.1.0.json at
+// commit 0f3263ee510d98f15a6280f717cbc301b232dd46; 111720 bytes, sha256
+// 7c9688f0a1c4a4e1649ecc78521087e664729c1dff56ee8212ff195c7b16132a), the
+// document https://json.schemastore.org/sarif-2.1.0.json serves and
+// SARIFSchemaURI names.
 func sarifSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	f, err := os.Open("testdata/sarif-2.1.0-subset.schema.json")
+	f, err := os.Open("testdata/sarif-schema-2.1.0.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +63,8 @@ func TestSARIFValidatesAgainstSchema(t *testing.T) {
 	}
 	more := lintScripts(t, bad)
 	res.Scripts = append(res.Scripts, more.Scripts...)
+	// A skipped non-Python file adds a notification without a region.
+	res.Skipped = append(res.Skipped, engine.SkippedFile{Path: "../testdata/notes.txt", RelPath: "notes.txt", Reason: "not a Python file: .txt is not .py"})
 	var buf bytes.Buffer
 	if err := SARIF(&buf, res); err != nil {
 		t.Fatal(err)
@@ -101,8 +108,8 @@ func TestSARIFValidatesAgainstSchema(t *testing.T) {
 	if suppressed != 1 {
 		t.Errorf("%d suppressed results, want 1 (image_classification.py)", suppressed)
 	}
-	if n := len(run.Invocations[0].Notifications); n == 0 {
-		t.Error("syntax error gave no notification")
+	if n := len(run.Invocations[0].Notifications); n != 2 {
+		t.Errorf("%d notifications, want 2 (a syntax error, a skipped file)", n)
 	}
 	if !strings.Contains(buf.String(), `"uri": "scripts/every_mistake.py"`) {
 		t.Error("paths are not relative to the root")
@@ -112,11 +119,20 @@ func TestSARIFValidatesAgainstSchema(t *testing.T) {
 // TestSARIFSchemaRejects proves the schema test can fail.
 func TestSARIFSchemaRejects(t *testing.T) {
 	schema := sarifSchema(t)
+	if schema.ID != "https://raw.githubusercontent.com/oasis-tcs/sarif-spec/master/Schemata/sarif-schema-2.1.0.json" {
+		t.Errorf("schema $id %q: not the vendored SARIF 2.1.0 schema", schema.ID)
+	}
 	for _, doc := range []string{
 		`{"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}}, "results": [{"message": {"text": "m"}, "level": "fatal"}]}]}`,
 		`{"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}}, "results": [{"message": {"text": "m"}, "locations": [{"physicalLocation": {"artifactLocation": {"uri": "a.py"}, "region": {"startLine": 0}}}]}]}]}`,
 		`{"version": "2.1.0", "runs": [{"tool": {"driver": {}}}]}`,
 		`{"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}}, "results": [{"message": {"text": "m"}, "suppressions": [{"kind": "inline"}]}]}]}`,
+		// Only in the full schema: a notification descriptor needs an id,
+		// index or guid; columnKind is an enum; a run needs a tool.
+		`{"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}}, "invocations": [{"executionSuccessful": true, "toolExecutionNotifications": [{"message": {"text": "m"}, "descriptor": {}}]}]}]}`,
+		`{"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}}, "columnKind": "bytes"}]}`,
+		`{"version": "2.1.0", "runs": [{"results": []}]}`,
+		`{"version": "2.1.0", "runs": [], "extra": 1}`,
 	} {
 		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(doc))
 		if err != nil {
