@@ -2,9 +2,12 @@ package engine
 
 import (
 	"fmt"
+	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/stepdoctor/stepdoctor/engine/facts"
+	"github.com/stepdoctor/stepdoctor/engine/script"
 	"github.com/stepdoctor/stepdoctor/rules"
 )
 
@@ -98,16 +101,24 @@ func JoinScript(res *Result, sr *ScriptResult) {
 				where = fmt.Sprintf("%s:%d:%d", loc.File, loc.Line, loc.Column)
 				f.Message = where + ": " + f.Message
 			}
+			stack := ""
+			if site, ok := stackSite(tr.Facts, sr.Facts, f); ok {
+				stack = fmt.Sprintf("; with_stack: the trace puts %d %s (%.2f ms) inside %s() at %s:%d", site.Count, siteNoun[site.Kind], site.TimeUS/1e3, site.Func, site.File, site.Line)
+			}
 			// The trace already reports this cause: point its finding at the
 			// line instead of adding a second finding for the same time.
 			if tf := traceFinding(tr, sameCause[f.Rule]); tf != nil {
 				if where != "" {
-					tf.Message += fmt.Sprintf("; in the script: %s (%s)", where, f.Rule)
+					tf.Message += fmt.Sprintf("; in the script: %s (%s)", where, f.Rule) + stack
 					if tf.Location == nil {
 						tf.Location = f.Location
 					}
 				}
 				continue
+			}
+			if stack != "" {
+				f.Confidence = rules.Confirmed
+				f.Message += stack
 			}
 			if impact, why, ev, ok := backing(f.Rule, tr.Facts); ok {
 				f.Confidence = rules.Confirmed
@@ -176,4 +187,43 @@ func measuredQuiet(tr *TraceResult, ids []string) bool {
 		}
 	}
 	return traceFinding(tr, ids) == nil
+}
+
+// siteKinds maps script rules to the kind of hot host event (PySite.Kind)
+// they cause.
+var siteKinds = map[string]string{
+	"host-sync-in-loop":             "sync",
+	"dataloader-num-workers":        "dataloader",
+	"dataloader-persistent-workers": "dataloader",
+	"dataloader-pin-memory":         "memcpy",
+	"blocking-copy":                 "memcpy",
+	"cpu-tensor-then-copy":          "memcpy",
+}
+
+var siteNoun = map[string]string{"sync": "host syncs", "dataloader": "DataLoader fetches", "memcpy": "pageable copies"}
+
+// stackSite finds, in a with_stack trace, the Python function that
+// encloses the finding's line and the hot events of the finding's kind
+// under it. Frames name a function by its first line, so the match is the
+// innermost def around the line (module level: line 1, <module>) in a file
+// whose path ends like the script's.
+func stackSite(tf *facts.Facts, sf *script.Facts, f rules.Finding) (facts.PySite, bool) {
+	kind, ok := siteKinds[f.Rule]
+	if !ok || tf == nil || sf == nil || f.Location == nil || len(tf.PythonSites) == 0 {
+		return facts.PySite{}, false
+	}
+	line, name := 1, "<module>"
+	if fn, ok := sf.EnclosingFunction(f.Location.Line); ok {
+		line, name = fn.Line, fn.Name
+	}
+	script := filepath.ToSlash(filepath.Clean(f.Location.File))
+	for _, s := range tf.PythonSites {
+		if s.Kind != kind || s.Line != line || s.Func != name || path.Base(s.File) != path.Base(script) {
+			continue
+		}
+		if strings.HasSuffix(script, s.File) || strings.HasSuffix(s.File, strings.TrimPrefix(script, "./")) {
+			return s, true
+		}
+	}
+	return facts.PySite{}, false
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/stepdoctor/stepdoctor/engine/facts"
+	"github.com/stepdoctor/stepdoctor/engine/trace/tracetest"
 	"github.com/stepdoctor/stepdoctor/rules"
 )
 
@@ -230,5 +231,51 @@ func TestJoinScript(t *testing.T) {
 	}
 	if len(sr.Findings) == 0 || strings.Contains(sr.Findings[0].Message, "confirmed") {
 		t.Error("JoinScript modified the script result")
+	}
+}
+
+// With a with_stack trace, a script finding is tied to the Python function
+// the trace saw its events in.
+func TestJoinScriptWithStack(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "train.py")
+	src := "import torch\nfrom torch.utils.data import DataLoader\n\ndef train(model, loader, opt):\n    for x, y in loader:\n        loss = model(x).sum()\n        loss.backward()\n        opt.step()\n        print(loss.item())\n"
+	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := tracetest.New()
+	for k := 0; k < 2; k++ {
+		s := float64(k) * 1000
+		b.Step(k+1, s, 1000)
+		for _, fr := range []struct {
+			name    string
+			ts, dur float64
+		}{{"train.py(1): <module>", s, 1000}, {"train.py(4): train", s + 1, 998}} {
+			b.Raw(map[string]any{"ph": "X", "cat": "python_function", "name": fr.name, "pid": b.Pid, "tid": b.Tid, "ts": fr.ts, "dur": fr.dur})
+		}
+		b.Op("aten::item", s+500, 40)
+	}
+	tracePath := filepath.Join(dir, "trace.json")
+	if err := os.WriteFile(tracePath, b.JSON(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set := mustRules(t)
+	res, err := Analyze(context.Background(), Options{Paths: []string{tracePath}, Rules: set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr, err := LintFile(context.Background(), script, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	JoinScript(res, sr)
+	var msg string
+	for _, f := range res.Traces[0].Findings {
+		if f.Rule == "host-sync-in-loop" {
+			msg = f.Message
+		}
+	}
+	if !strings.Contains(msg, "with_stack: the trace puts 2 host syncs (0.08 ms) inside train() at train.py:4") {
+		t.Errorf("host-sync-in-loop message %q", msg)
 	}
 }

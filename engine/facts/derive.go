@@ -61,14 +61,15 @@ type deriver struct {
 	hasGPU   bool
 	chainNS  int64 // summed duration of chain members
 	kind     []nameKind
-	stepSpan []interval // each step's extended span, in step order (W is their union)
-	busy     ivset      // primary-device GPU activity ∩ W (set by gpu)
+	stepSpan []interval       // each step's extended span, in step order (W is their union)
+	busy     ivset            // primary-device GPU activity ∩ W (set by gpu)
+	hot      map[string][]int // hot host events by PySite kind (set by gpu, host)
 }
 
 // Derive computes every fact of one trace. It never fails: a fact the trace
 // cannot give is left nil.
 func Derive(t *trace.Trace, cfg Config) *Facts {
-	d := &deriver{t: t, cfg: cfg, f: &Facts{SchemaVersion: SchemaVersion, Examples: map[string][]EventRef{}}}
+	d := &deriver{t: t, cfg: cfg, hot: map[string][]int{}, f: &Facts{SchemaVersion: SchemaVersion, Examples: map[string][]EventRef{}}}
 	d.kind = kinds(t)
 	d.capabilities()
 	d.indexLaunches()
@@ -77,6 +78,7 @@ func Derive(t *trace.Trace, cfg Config) *Facts {
 	d.gpu()
 	d.host()
 	d.chains()
+	d.pythonSites(d.hot)
 	d.breakdown()
 	d.opTables()
 	d.memory()

@@ -224,6 +224,9 @@ type Facts struct {
 	// order, with absolute start times (baseTimeNanoseconds applied) for
 	// cross-rank alignment.
 	Collectives []Collective `json:"collectives,omitempty" expr:"-"`
+	// PythonSites maps hot host events to the Python functions on their
+	// stack (with_stack traces), hottest first; see PySite.
+	PythonSites []PySite `json:"python_sites,omitempty" expr:"-"`
 
 	// Diagnostics noticed while deriving (clock skew between host and
 	// device); the engine adds them to the trace's health.

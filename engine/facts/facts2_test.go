@@ -1,7 +1,11 @@
 package facts_test
 
 import (
+	"fmt"
+
 	"testing"
+
+	"github.com/stepdoctor/stepdoctor/engine/facts"
 
 	"github.com/stepdoctor/stepdoctor/engine/trace/tracetest"
 )
@@ -184,5 +188,45 @@ func TestGPUActivityMissing(t *testing.T) {
 	wantF(t, "orphan_launch_ratio", f.OrphanLaunchRatio, 1)
 	if f.TraceBytesPerStep == nil || *f.TraceBytesPerStep <= 0 {
 		t.Errorf("trace_bytes_per_step = %v", f.TraceBytesPerStep)
+	}
+}
+
+// A with_stack trace: two .item() syncs run inside train() (train.py line
+// 30), which <module> (line 1) calls; a DataLoader fetch runs directly in
+// train(). Each function on the stack counts each hot event once.
+func TestPythonSites(t *testing.T) {
+	b := tracetest.New()
+	b.Step(1, 0, 1000)
+	py := func(name string, ts, dur float64) {
+		b.Raw(map[string]any{"ph": "X", "cat": "python_function", "name": name, "pid": b.Pid, "tid": b.Tid, "ts": ts, "dur": dur})
+	}
+	py("train.py(1): <module>", 0, 1000)
+	py("train.py(30): train", 5, 990)
+	py("torch/_tensor.py(40): item", 100, 30)
+	b.Op("aten::item", 105, 20)
+	b.Op("aten::item", 300, 10)
+	b.Op("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", 500, 50)
+	b.Op("aten::item", 1500, 10) // outside every frame (and W)
+	f := derive(t, b)
+	got := map[string]facts.PySite{}
+	for _, s := range f.PythonSites {
+		got[s.Kind+" "+s.File+":"+fmt.Sprint(s.Line)+" "+s.Func] = s
+	}
+	for key, want := range map[string]struct {
+		n  int64
+		us float64
+	}{
+		"sync train.py:30 train":         {2, 30},
+		"sync train.py:1 <module>":       {2, 30},
+		"sync torch/_tensor.py:40 item":  {1, 20},
+		"dataloader train.py:30 train":   {1, 50},
+		"dataloader train.py:1 <module>": {1, 50},
+	} {
+		if s, ok := got[key]; !ok || s.Count != want.n || !near(s.TimeUS, want.us) {
+			t.Errorf("%s = %+v, want %d events, %v us", key, s, want.n, want.us)
+		}
+	}
+	if len(got) != 5 {
+		t.Errorf("sites %v", got)
 	}
 }

@@ -67,6 +67,9 @@ func (d *deriver) gpu() {
 				pageable++
 				if d.is(e, kHtoD) {
 					pageableHtoD++
+					if li, ok := d.launch[e.Correlation]; ok && e.Has&trace.HasCorrelation != 0 {
+						d.hot["memcpy"] = append(d.hot["memcpy"], li)
+					}
 				}
 				pageableIdx = append(pageableIdx, i)
 			}
@@ -207,10 +210,12 @@ func (d *deriver) host() {
 	}
 	f.SyncTimeRatio = d.ratio(d.clippedUnion(spans))
 	d.examples("sync", outer)
+	d.hot["sync"] = outer
 	if f.HasSteps {
 		f.DataloaderTimeRatio = d.ratio(d.clippedUnion(dl))
 	}
 	d.examples("dataloader", dlIdx)
+	d.hot["dataloader"] = dlIdx
 }
 
 // sortByStart orders event indexes by start, longer first on ties, then

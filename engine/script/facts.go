@@ -272,10 +272,32 @@ type Facts struct {
 	Profilers     []Profiler   `json:"profilers"`
 	Features      Features     `json:"features"`
 	Ignores       []Ignore     `json:"ignores"`
+	Functions     []Function   `json:"functions"`
 	Diagnostics   []Diagnostic `json:"diagnostics"`
 	// Source is the script's text, for renderers that quote lines
 	// (fingerprints, snippets); not part of the rule input.
 	Source []byte `json:"-"`
+}
+
+// Function is a def in the script: its name, the line Python reports as
+// the code object's first line (the first decorator, else the def) and the
+// last line. Traces recorded with_stack name Python frames
+// "file(first line): name", which is how trace hot spots map back here.
+type Function struct {
+	Name    string `json:"name"`
+	Line    int    `json:"line"`
+	EndLine int    `json:"end_line"`
+}
+
+// EnclosingFunction returns the innermost def containing line, or ok false
+// at module level.
+func (f *Facts) EnclosingFunction(line int) (fn Function, ok bool) {
+	for _, c := range f.Functions {
+		if c.Line <= line && line <= c.EndLine && (!ok || c.Line >= fn.Line) {
+			fn, ok = c, true
+		}
+	}
+	return fn, ok
 }
 
 // LineText returns line n (1-based) of the script without its newline,

@@ -48,6 +48,7 @@ func Scan(file string, src []byte) (*Facts, error) {
 	}
 	root := tree.RootNode()
 	s.prepass(root)
+	s.functions(root)
 	s.walk(root, ctx{loop: -1, stepLoop: -1, profiler: -1})
 	s.finish()
 	return s.f, nil
@@ -61,7 +62,7 @@ func newFacts(file string, src []byte) *Facts {
 	return &Facts{
 		SchemaVersion: SchemaVersion, File: file, Lines: lines, Source: src,
 		Imports: []Import{}, Loops: []Loop{}, Calls: []Call{}, Conditions: []Condition{}, DataLoaders: []DataLoader{},
-		Optimizers: []Optimizer{}, Profilers: []Profiler{}, Ignores: []Ignore{}, Diagnostics: []Diagnostic{},
+		Optimizers: []Optimizer{}, Profilers: []Profiler{}, Ignores: []Ignore{}, Diagnostics: []Diagnostic{}, Functions: []Function{},
 		Features: Features{
 			Autocast: []Use{}, GradScaler: []Use{}, CudnnBenchmark: []Use{}, Compile: []Use{},
 			JitScript: []Use{}, DataParallel: []Use{}, DDP: []Use{}, Conv: []Use{}, CUDA: []Use{},
@@ -1226,4 +1227,23 @@ func (s *scanner) finish() {
 		}
 		return a.Column - b.Column
 	})
+}
+
+// functions records every def with its first line (decorators included,
+// as Python's co_firstlineno) and last line.
+func (s *scanner) functions(n *sitter.Node) {
+	if n.Kind() == "function_definition" {
+		if name := n.ChildByFieldName("name"); name != nil {
+			first := n
+			if p := n.Parent(); p != nil && p.Kind() == "decorated_definition" {
+				first = p
+			}
+			s.f.Functions = append(s.f.Functions, Function{
+				Name: s.text(name), Line: int(first.StartPosition().Row) + 1, EndLine: int(n.EndPosition().Row) + 1,
+			})
+		}
+	}
+	for _, c := range children(n) {
+		s.functions(c)
+	}
 }
