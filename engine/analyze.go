@@ -166,11 +166,7 @@ func load(path string, stdin io.Reader, cfg facts.Config, prog *progress) ([]*Tr
 	}}, nil
 }
 
-// ReadTrace opens and parses one trace file ("-" reads stdin).
-func ReadTrace(path string, stdin io.Reader) (*trace.Trace, error) {
-	return readTrace(path, stdin, nil)
-}
-
+// readTrace opens and parses one trace file ("-" reads stdin).
 func readTrace(path string, stdin io.Reader, prog *progress) (*trace.Trace, error) {
 	if path == "-" {
 		return trace.Parse(stdin, "<stdin>")
