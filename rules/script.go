@@ -118,75 +118,24 @@ func (s *Set) EvaluateScript(ctx context.Context, sf *script.Facts) ([]Finding, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("evaluate script rules: %w", err)
 	}
-	var (
-		findings []Finding
-		notEval  []NotEvaluated
-		errs     []error
-	)
-	fired := map[string]bool{}
-	for _, e := range s.entries {
-		if e.rule.Category != CategoryScript {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, nil, fmt.Errorf("evaluate script rules: %w", err)
-		}
-		r := &e.rule
-		if missing := missingFacts(r.Requires, in); len(missing) > 0 {
-			notEval = append(notEval, NotEvaluated{Rule: r.ID, Title: r.Title, Missing: missing, Hint: "the script facts lack " + strings.Join(missing, ", ")})
-			continue
-		}
-		rctx, cancel := context.WithTimeout(ctx, s.timeout)
-		raws, err := e.eval.evaluate(rctx, s, e, in)
-		timedOut := rctx.Err() != nil
-		cancel()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, nil, fmt.Errorf("evaluate script rules: %w", ctx.Err())
-			}
-			if timedOut {
-				err = fmt.Errorf("timed out after %v: %w", s.timeout, err)
-			}
-			errs = append(errs, fmt.Errorf("evaluate rule %s (%s) on %s: %w", r.ID, r.Source, sf.File, err))
-			continue
-		}
-		for _, raw := range raws {
-			if err := checkRaw(&raw); err != nil {
-				errs = append(errs, fmt.Errorf("evaluate rule %s (%s) on %s: %w", r.ID, r.Source, sf.File, err))
-				continue
-			}
+	findings, notEval, errs, err := s.run(ctx, in, target{
+		script: true, verb: "evaluate script rules", on: " on " + sf.File,
+		hint: func(missing []string) string { return "the script facts lack " + strings.Join(missing, ", ") },
+		check: func(raw *rawFinding) error {
 			if raw.loc == nil || raw.loc.Line < 1 || raw.loc.Column < 1 {
-				errs = append(errs, fmt.Errorf("evaluate rule %s (%s) on %s: script finding %q has no location with line and column >= 1", r.ID, r.Source, sf.File, raw.msg))
-				continue
+				return fmt.Errorf("script finding %q has no location with line and column >= 1", raw.msg)
 			}
-			fd := s.finding(e, raw, in)
-			fd.Location.File = sf.File
-			findings = append(findings, fd)
-			fired[r.ID] = true
-		}
+			return nil
+		},
+	})
+	if err != nil {
+		return nil, nil, err
 	}
-	kept := findings[:0]
-	for _, fd := range findings {
-		e := s.entryOf(fd.Rule)
-		sup := false
-		for _, id := range e.rule.SuppressedBy {
-			sup = sup || fired[id]
-		}
-		if !sup {
-			kept = append(kept, fd)
-		}
+	for i := range findings {
+		findings[i].Location.File = sf.File
 	}
-	SortByLocation(kept)
-	return kept, notEval, errors.Join(errs...)
-}
-
-func (s *Set) entryOf(id string) *entry {
-	for _, e := range s.entries {
-		if e.rule.ID == id {
-			return e
-		}
-	}
-	return nil
+	SortByLocation(findings)
+	return findings, notEval, errors.Join(errs...)
 }
 
 // SortByLocation sorts findings in place by file, line, column, rule id,

@@ -376,22 +376,45 @@ func (s *Set) Evaluate(ctx context.Context, f *facts.Facts) ([]Finding, []NotEva
 	if err != nil {
 		return nil, nil, fmt.Errorf("evaluate rules: %w", err)
 	}
-	var (
-		findings []Finding
-		notEval  []NotEvaluated
-		errs     []error
-	)
+	findings, notEval, errs, err := s.run(ctx, in, target{
+		script: false, verb: "evaluate rules",
+		hint: func(missing []string) string { return hintFor(missing, f) },
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	Rank(findings)
+	return findings, notEval, errors.Join(errs...)
+}
+
+// target is what a run of rules evaluates: trace facts or one script's
+// facts, with how to word errors and "not evaluated" hints.
+type target struct {
+	script bool   // run the script rules (category script), else the trace rules
+	verb   string // error prefix, e.g. "evaluate rules"
+	on     string // " on FILE" after a rule in errors, or ""
+	hint   func(missing []string) string
+	// check validates a finding beyond checkRaw (nil: nothing more).
+	check func(*rawFinding) error
+}
+
+// run evaluates the rules of target t on in: rules missing a required fact
+// are reported as not evaluated; each rule runs under its own timeout; a
+// failing rule's error is collected and the others go on; findings of a
+// rule whose suppressed_by rules fired are dropped. Only a canceled ctx
+// returns err.
+func (s *Set) run(ctx context.Context, in *evalInput, t target) (findings []Finding, notEval []NotEvaluated, errs []error, err error) {
 	fired := map[string]bool{}
 	for _, e := range s.entries {
-		if err := ctx.Err(); err != nil {
-			return nil, nil, fmt.Errorf("evaluate rules: %w", err)
-		}
 		r := &e.rule
-		if r.Category == CategoryScript {
-			continue // script rules read script facts: EvaluateScript
+		if (r.Category == CategoryScript) != t.script {
+			continue // trace rules read trace facts, script rules script facts
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: %w", t.verb, err)
 		}
 		if missing := missingFacts(r.Requires, in); len(missing) > 0 {
-			notEval = append(notEval, NotEvaluated{Rule: r.ID, Title: r.Title, Missing: missing, Hint: hintFor(missing, f)})
+			notEval = append(notEval, NotEvaluated{Rule: r.ID, Title: r.Title, Missing: missing, Hint: t.hint(missing)})
 			continue
 		}
 		rctx, cancel := context.WithTimeout(ctx, s.timeout)
@@ -400,17 +423,21 @@ func (s *Set) Evaluate(ctx context.Context, f *facts.Facts) ([]Finding, []NotEva
 		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, nil, fmt.Errorf("evaluate rules: %w", ctx.Err())
+				return nil, nil, nil, fmt.Errorf("%s: %w", t.verb, ctx.Err())
 			}
 			if timedOut {
 				err = fmt.Errorf("timed out after %v: %w", s.timeout, err)
 			}
-			errs = append(errs, fmt.Errorf("evaluate rule %s (%s): %w", r.ID, r.Source, err))
+			errs = append(errs, fmt.Errorf("evaluate rule %s (%s)%s: %w", r.ID, r.Source, t.on, err))
 			continue
 		}
 		for _, raw := range raws {
-			if err := checkRaw(&raw); err != nil {
-				errs = append(errs, fmt.Errorf("evaluate rule %s (%s): %w", r.ID, r.Source, err))
+			err := checkRaw(&raw)
+			if err == nil && t.check != nil {
+				err = t.check(&raw)
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("evaluate rule %s (%s)%s: %w", r.ID, r.Source, t.on, err))
 				continue
 			}
 			findings = append(findings, s.finding(e, raw, in))
@@ -431,9 +458,7 @@ func (s *Set) Evaluate(ctx context.Context, f *facts.Facts) ([]Finding, []NotEva
 			kept = append(kept, fd)
 		}
 	}
-	findings = kept
-	Rank(findings)
-	return findings, notEval, errors.Join(errs...)
+	return kept, notEval, errs, nil
 }
 
 func checkRaw(raw *rawFinding) error {
