@@ -452,38 +452,18 @@ func (p *parser) matchBeginEnd() {
 // ["float", "float", "", "Scalar"], and keeps the first tensor dtype.
 func (p *parser) dtype(ev *Event) error {
 	lx := p.lx
-	c, err := lx.peek()
-	if err != nil {
-		return err
-	}
-	if c != '[' {
-		return lx.skipValue()
-	}
-	lx.pos++
-	for {
-		c, err := lx.peek()
+	return p.items(func(c byte) error {
+		if c != '"' {
+			return lx.skipValue()
+		}
+		off := lx.offset()
+		b, err := lx.str()
 		if err != nil {
 			return err
 		}
-		switch c {
-		case ']':
-			lx.pos++
-			return nil
-		case ',':
-			lx.pos++
-		case '"':
-			off := lx.offset()
-			b, err := lx.str()
-			if err != nil {
-				return err
-			}
-			if ev.DType == 0 && len(b) > 0 && string(b) != "Scalar" && string(b) != "ScalarList" && string(b) != "TensorList" && string(b) != "GenericList" {
-				ev.DType = p.str(b, off)
-			}
-		default:
-			if err := lx.skipValue(); err != nil {
-				return err
-			}
+		if ev.DType == 0 && len(b) > 0 && string(b) != "Scalar" && string(b) != "ScalarList" && string(b) != "TensorList" && string(b) != "GenericList" {
+			ev.DType = p.str(b, off)
 		}
-	}
+		return nil
+	})
 }

@@ -27,32 +27,9 @@ func decompress(br *bufio.Reader) (io.Reader, bool, error) {
 // deviceProps reads the deviceProperties array.
 func (p *parser) deviceProps() error {
 	lx := p.lx
-	c, err := lx.peek()
-	if err != nil {
-		return err
-	}
-	if c != '[' {
-		return lx.skipValue()
-	}
-	lx.pos++
-	for {
-		c, err := lx.peek()
-		if err != nil {
-			return err
-		}
-		switch c {
-		case ']':
-			lx.pos++
-			return nil
-		case ',':
-			lx.pos++
-			continue
-		case '{':
-		default:
-			if err := lx.skipValue(); err != nil {
-				return err
-			}
-			continue
+	return p.items(func(c byte) error {
+		if c != '{' {
+			return lx.skipValue()
 		}
 		lx.pos++
 		var d DeviceProps
@@ -89,6 +66,39 @@ func (p *parser) deviceProps() error {
 			return err
 		}
 		p.t.Devices = append(p.t.Devices, d)
+		return nil
+	})
+}
+
+// items iterates an array value, calling f at each element with the
+// element's first byte; f must consume the element. A value that is not
+// an array is skipped.
+func (p *parser) items(f func(c byte) error) error {
+	lx := p.lx
+	c, err := lx.peek()
+	if err != nil {
+		return err
+	}
+	if c != '[' {
+		return lx.skipValue()
+	}
+	lx.pos++
+	for {
+		c, err := lx.peek()
+		if err != nil {
+			return err
+		}
+		switch c {
+		case ']':
+			lx.pos++
+			return nil
+		case ',':
+			lx.pos++
+			continue
+		}
+		if err := f(c); err != nil {
+			return err
+		}
 	}
 }
 
