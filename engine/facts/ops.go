@@ -43,22 +43,8 @@ func (d *deriver) isOp(e *trace.Event) bool {
 
 func (d *deriver) buildOps() *opIndex {
 	evs := d.t.Events
-	n := 0
-	for i := range evs {
-		if d.isOp(&evs[i]) {
-			n++
-		}
-	}
-	ops := make([]int, 0, n)
-	for i := range evs {
-		if d.isOp(&evs[i]) {
-			ops = append(ops, i)
-		}
-	}
-	slices.SortFunc(ops, func(a, b int) int {
-		ea, eb := &evs[a], &evs[b]
-		return cmp.Or(cmp.Compare(ea.PID, eb.PID), cmp.Compare(ea.TID, eb.TID), cmp.Compare(ea.TS, eb.TS), cmp.Compare(eb.Dur, ea.Dur), cmp.Compare(ea.Index, eb.Index))
-	})
+	ops := d.opOrder()
+	n := len(ops)
 	x := &opIndex{ops: ops, parent: make([]int, n), selfNS: make([]int64, n), byThread: map[thread][2]int{}}
 	var stack []int
 	start := 0
@@ -102,6 +88,84 @@ func (d *deriver) buildOps() *opIndex {
 		x.selfNS[i] = max(x.selfNS[i], 0)
 	}
 	return x
+}
+
+// opKey is an operator's sort key within its thread.
+type opKey struct {
+	ts, dur int64
+	index   int32 // Event.Index (file order; B/E pairs are stored last)
+	i       int32 // position in Trace.Events
+}
+
+// opOrder returns the operators' event indexes grouped by thread, threads
+// in (pid, tid) order, each thread's operators by start, longer first,
+// then file order (so a parent precedes the children it encloses). Keys
+// are sorted in a compact array, and a thread already in order (as
+// recent Kineto versions write it) is not sorted at all.
+func (d *deriver) opOrder() []int {
+	evs := d.t.Events
+	slot := map[thread]int{}
+	var threads []thread
+	var count []int
+	tag := make([]int32, 0, len(evs)/2) // thread slot per op, in file order
+	idx := make([]int32, 0, len(evs)/2)
+	last, lastSlot := thread{}, -1
+	for i := range evs {
+		e := &evs[i]
+		if !d.isOp(e) {
+			continue
+		}
+		th := thread{e.PID, e.TID}
+		if lastSlot < 0 || th != last {
+			k, ok := slot[th]
+			if !ok {
+				k = len(threads)
+				slot[th] = k
+				threads = append(threads, th)
+				count = append(count, 0)
+			}
+			last, lastSlot = th, k
+		}
+		count[lastSlot]++
+		tag = append(tag, int32(lastSlot))
+		idx = append(idx, int32(i))
+	}
+	// Threads in (pid, tid) order; each gets a contiguous range of keys.
+	order := make([]int, len(threads))
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(threads[a].pid, threads[b].pid), cmp.Compare(threads[a].tid, threads[b].tid))
+	})
+	start := make([]int, len(threads))
+	next := 0
+	for _, k := range order {
+		start[k] = next
+		next += count[k]
+	}
+	keys := make([]opKey, len(idx))
+	fill := slices.Clone(start)
+	for j, i := range idx {
+		k := tag[j]
+		e := &evs[i]
+		keys[fill[k]] = opKey{e.TS, e.Dur, e.Index, i}
+		fill[k]++
+	}
+	byStart := func(a, b opKey) int {
+		return cmp.Or(cmp.Compare(a.ts, b.ts), cmp.Compare(b.dur, a.dur), cmp.Compare(a.index, b.index))
+	}
+	for k := range threads {
+		seg := keys[start[k] : start[k]+count[k]]
+		if !slices.IsSortedFunc(seg, byStart) {
+			slices.SortFunc(seg, byStart)
+		}
+	}
+	ops := make([]int, len(keys))
+	for j, k := range keys {
+		ops[j] = int(k.i)
+	}
+	return ops
 }
 
 // launcher returns the op (position in x.ops) that launched GPU event g:

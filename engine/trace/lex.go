@@ -77,7 +77,17 @@ func (l *lexer) fill(keep int) (shift int, ok bool) {
 }
 
 // peek skips whitespace and returns the next byte without consuming it.
+// The common case, a token right at l.pos, is inlined at the call site.
 func (l *lexer) peek() (byte, error) {
+	if l.pos < l.end {
+		if c := l.buf[l.pos]; c > ' ' {
+			return c, nil
+		}
+	}
+	return l.peekSlow()
+}
+
+func (l *lexer) peekSlow() (byte, error) {
 	for {
 		for l.pos < l.end {
 			c := l.buf[l.pos]
@@ -134,6 +144,19 @@ func (l *lexer) str() ([]byte, error) {
 	if err := l.expect('"'); err != nil {
 		return nil, err
 	}
+	// Keys and most names are short and plain: one byte loop finds the
+	// closing quote and rules out escapes together.
+	start := l.pos
+	for i, stop := start, min(start+shortString, l.end); i < stop; i++ {
+		switch l.buf[i] {
+		case '"':
+			l.pos = i + 1
+			l.escaped = false
+			return l.buf[start:i], nil
+		case '\\':
+			stop = 0 // escapes: the general path below
+		}
+	}
 	start, q, err := l.closeQuote()
 	if err != nil {
 		return nil, err
@@ -145,6 +168,10 @@ func (l *lexer) str() ([]byte, error) {
 	}
 	return l.unescape(raw, l.base+int64(start)), nil
 }
+
+// shortString is how far str scans byte by byte before handing a long
+// string to bytes.IndexByte.
+const shortString = 24
 
 // skipStr skips a JSON string whose opening quote is next.
 func (l *lexer) skipStr() error {

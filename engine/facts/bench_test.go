@@ -1,0 +1,33 @@
+package facts_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stepdoctor/stepdoctor/engine/facts"
+	"github.com/stepdoctor/stepdoctor/engine/trace"
+	"github.com/stepdoctor/stepdoctor/engine/trace/tracetest"
+)
+
+// BenchmarkDerive measures facts.Derive alone on a parsed 200 MB trace;
+// SetBytes counts the trace's JSON bytes, so MB/s adds up with
+// trace.BenchmarkParse to the parse+facts figure.
+func BenchmarkDerive(b *testing.B) {
+	path, size := tracetest.BenchFile(b, filepath.Join("..", "..", "..", "shared", "traces"), 200)
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	t, err := trace.Parse(f, path)
+	f.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		facts.Derive(t, facts.DefaultConfig())
+	}
+}
