@@ -27,6 +27,7 @@ func BenchmarkDerive(b *testing.B) {
 	b.SetBytes(size)
 	b.ReportAllocs()
 	b.ResetTimer()
+	defer tracetest.ReportCPU(b, size, tracetest.CPUTime())
 	for i := 0; i < b.N; i++ {
 		facts.Derive(t, facts.DefaultConfig())
 	}

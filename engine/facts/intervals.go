@@ -9,27 +9,75 @@ import (
 type ivset []interval
 
 // unionOf returns the union of iv as an ivset (iv is not modified).
+//
+// Event lists usually come in file order, which for one thread is start
+// order (Kineto 2.x) or end order (the 2020-2021 exporter, which wrote
+// each operator when it returned). Both merge in one pass, forward or
+// backward; only other orders are sorted.
 func unionOf(iv []interval) ivset {
-	cp := make([]interval, 0, len(iv))
+	byStart, byEnd := true, true
+	n := 0
+	var prev interval
 	for _, x := range iv {
-		if x.e > x.s {
-			cp = append(cp, x)
-		}
-	}
-	if len(cp) == 0 {
-		return nil
-	}
-	slices.SortFunc(cp, func(a, b interval) int { return cmp.Compare(a.s, b.s) })
-	out := cp[:1]
-	for _, x := range cp[1:] {
-		last := &out[len(out)-1]
-		if x.s <= last.e {
-			last.e = max(last.e, x.e)
+		if x.e <= x.s {
 			continue
 		}
-		out = append(out, x)
+		if n > 0 {
+			byStart = byStart && prev.s <= x.s
+			byEnd = byEnd && prev.e <= x.e
+		}
+		prev = x
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make(ivset, 0, n)
+	switch {
+	case byStart:
+		for _, x := range iv {
+			if x.e > x.s {
+				out = mergeNext(out, x)
+			}
+		}
+	case byEnd:
+		// Backward, in descending end order: an interval either reaches
+		// the current block's start or begins a new block to its left.
+		for i := len(iv) - 1; i >= 0; i-- {
+			x := iv[i]
+			if x.e <= x.s {
+				continue
+			}
+			if k := len(out) - 1; k >= 0 && x.e >= out[k].s {
+				out[k].s = min(out[k].s, x.s)
+				continue
+			}
+			out = append(out, x)
+		}
+		slices.Reverse(out)
+	default:
+		for _, x := range iv {
+			if x.e > x.s {
+				out = append(out, x)
+			}
+		}
+		slices.SortFunc(out, func(a, b interval) int { return cmp.Compare(a.s, b.s) })
+		merged := out[:1]
+		for _, x := range out[1:] {
+			merged = mergeNext(merged, x)
+		}
+		out = merged
 	}
 	return out
+}
+
+// mergeNext adds x to a union built in start order.
+func mergeNext(out ivset, x interval) ivset {
+	if k := len(out) - 1; k >= 0 && x.s <= out[k].e {
+		out[k].e = max(out[k].e, x.e)
+		return out
+	}
+	return append(out, x)
 }
 
 func (a ivset) total() int64 {

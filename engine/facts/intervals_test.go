@@ -1,7 +1,10 @@
 package facts
 
 import (
+	"cmp"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -27,4 +30,66 @@ func TestIntervalAlgebra(t *testing.T) {
 	if !reflect.DeepEqual(parts, []ivset{{{10, 30}}, {{30, 50}}, {{0, 5}, {90, 100}}}) || !reflect.DeepEqual(rest, ivset{{5, 10}, {50, 90}}) {
 		t.Errorf("partition = %v rest %v", parts, rest)
 	}
+}
+
+// TestUnionOrders checks the one-pass unions (start order, end order)
+// and the sorting fallback against a covered-points reference, on random
+// nested and overlapping intervals, including empty and touching ones.
+func TestUnionOrders(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 2000; trial++ {
+		n := rng.IntN(12)
+		iv := make([]interval, n)
+		for k := range iv {
+			s := rng.Int64N(60)
+			iv[k] = interval{s, s + rng.Int64N(15)}
+		}
+		want := coveredRef(iv)
+		orders := map[string]func(a, b interval) int{
+			"file":  nil,
+			"start": func(a, b interval) int { return cmp.Compare(a.s, b.s) },
+			"end":   func(a, b interval) int { return cmp.Compare(a.e, b.e) },
+		}
+		for name, less := range orders {
+			in := slices.Clone(iv)
+			if less != nil {
+				slices.SortStableFunc(in, less)
+			}
+			orig := slices.Clone(in)
+			got := unionOf(in)
+			if !reflect.DeepEqual(coveredSet(got), want) || !disjointSorted(got) {
+				t.Fatalf("%s order: unionOf(%v) = %v", name, in, got)
+			}
+			if !reflect.DeepEqual(in, orig) {
+				t.Fatalf("%s order: unionOf modified its input", name)
+			}
+		}
+	}
+}
+
+// coveredRef lists the integer points [p, p+1) covered by iv.
+func coveredRef(iv []interval) []int64 {
+	var pts []int64
+	for p := int64(0); p < 100; p++ {
+		for _, x := range iv {
+			if x.s <= p && p < x.e {
+				pts = append(pts, p)
+				break
+			}
+		}
+	}
+	return pts
+}
+
+func coveredSet(a ivset) []int64 { return coveredRef(a) }
+
+// disjointSorted reports whether a is sorted, non-empty, and has no
+// overlapping or touching neighbours.
+func disjointSorted(a ivset) bool {
+	for k, x := range a {
+		if x.e <= x.s || k > 0 && x.s <= a[k-1].e {
+			return false
+		}
+	}
+	return true
 }

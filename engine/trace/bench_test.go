@@ -7,9 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stepdoctor/stepdoctor/engine/facts"
 	"github.com/stepdoctor/stepdoctor/engine/trace"
@@ -36,8 +34,7 @@ func benchRead(b *testing.B, withFacts bool) {
 			b.SetBytes(size)
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu := cpuTime()
-			defer reportCPU(b, size, cpu)
+			defer tracetest.ReportCPU(b, size, tracetest.CPUTime())
 			for i := 0; i < b.N; i++ {
 				f, err := os.Open(path)
 				if err != nil {
@@ -56,27 +53,6 @@ func benchRead(b *testing.B, withFacts bool) {
 	}
 }
 
-// cpuTime returns the process's user+system CPU time so far: every
-// thread's, so GC workers and the gzip read-ahead count too.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// reportCPU adds the MB/cpu-s metric: uncompressed MB (1e6 bytes, as
-// b.SetBytes's MB/s) per second of process CPU time since start. It is
-// the figure the throughput goal is stated in; MB/s is wall-clock.
-func reportCPU(b *testing.B, size int64, start time.Duration) {
-	used := cpuTime() - start
-	if used <= 0 {
-		return
-	}
-	b.ReportMetric(float64(size)*float64(b.N)/1e6/used.Seconds(), "MB/cpu-s")
-}
-
 // BenchmarkParse measures the reader alone (MB/s of uncompressed JSON).
 func BenchmarkParse(b *testing.B) { benchRead(b, false) }
 
@@ -92,7 +68,7 @@ func BenchmarkEncodingJSON(b *testing.B) {
 			b.SetBytes(size)
 			b.ReportAllocs()
 			b.ResetTimer()
-			defer reportCPU(b, size, cpuTime())
+			defer tracetest.ReportCPU(b, size, tracetest.CPUTime())
 			for i := 0; i < b.N; i++ {
 				f, err := os.Open(path)
 				if err != nil {
@@ -141,7 +117,7 @@ func BenchmarkParseGzip(b *testing.B) {
 			b.SetBytes(size)
 			b.ReportAllocs()
 			b.ResetTimer()
-			defer reportCPU(b, size, cpuTime())
+			defer tracetest.ReportCPU(b, size, tracetest.CPUTime())
 			for i := 0; i < b.N; i++ {
 				f, err := os.Open(gzPath)
 				if err != nil {

@@ -185,6 +185,15 @@ func (l *lexer) skipStr() error {
 // the string's window bounds [start, q) and leaves l.pos after the quote.
 func (l *lexer) closeQuote() (start, q int, err error) {
 	start = l.pos
+	for i, stop := start, min(start+shortString, l.end); i < stop; i++ {
+		switch l.buf[i] {
+		case '"':
+			l.pos = i + 1
+			return start, i, nil
+		case '\\':
+			stop = 0 // escapes: the general scan below
+		}
+	}
 	scanFrom := start
 	for {
 		if i := bytes.IndexByte(l.buf[scanFrom:l.end], '"'); i >= 0 {

@@ -111,8 +111,35 @@ func scaleInt(mant uint64, exp int, neg bool, shift int) (int64, bool) {
 	return int64(v), true
 }
 
+// plainInt parses the common case of integer text: an optional minus and
+// 1 to 18 digits, nothing else (no overflow possible). ok is false for any
+// other text, which the general path then handles.
+func plainInt(b []byte) (int64, bool) {
+	i := 0
+	if len(b) > 0 && b[0] == '-' {
+		i = 1
+	}
+	if len(b) == i || len(b)-i > 18 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b[i:] {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if i == 1 {
+		v = -v
+	}
+	return v, true
+}
+
 // parseNS converts a microsecond number text to exact int64 nanoseconds.
 func parseNS(b []byte) (int64, bool) {
+	if v, ok := plainInt(b); ok && v < 1<<53 && v > -1<<53 {
+		return v * 1000, true // whole microseconds (the 2020-2021 format)
+	}
 	m, e, neg, ok := decimal(b)
 	if !ok {
 		return 0, false
@@ -123,6 +150,9 @@ func parseNS(b []byte) (int64, bool) {
 // parseInt converts integer text (or an integral float such as 7.0) to
 // int64; ok is false for fractions, non-numbers and overflow.
 func parseInt(b []byte) (int64, bool) {
+	if v, ok := plainInt(b); ok {
+		return v, true
+	}
 	m, e, neg, ok := decimal(b)
 	if !ok {
 		return 0, false

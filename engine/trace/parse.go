@@ -132,6 +132,9 @@ func (p *parser) str(b []byte, off int64) Str {
 func isControl(r rune) bool { return r < 0x20 && r != '\t' && r != '\n' }
 
 func (p *parser) id(b []byte) ID {
+	if v, ok := plainInt(b); ok {
+		return ID(v)
+	}
 	if v, ok := parseInt(b); ok && len(b) > 0 && b[0] != '+' && bytes.IndexAny(b, ".eE") < 0 {
 		return ID(v)
 	}
