@@ -240,7 +240,7 @@ func (d *deriver) launchDelays() {
 		if e.Ph != trace.PhComplete || e.Cat != trace.CatKernel || e.DeviceID() != d.primary || e.Has&trace.HasCorrelation == 0 || !d.inWindow(e.TS) {
 			continue
 		}
-		li, ok := d.launch[e.Correlation]
+		li, ok := d.launch.get(e.Correlation)
 		if !ok || !d.is(&evs[li], kLaunch) {
 			continue
 		}

@@ -56,7 +56,7 @@ type deriver struct {
 
 	window   []interval // W, sorted, disjoint
 	windowNS int64
-	launch   map[int64]int // correlation -> index of its runtime/driver event (first in file order)
+	launch   *corrIndex // correlation -> its runtime/driver call
 	primary  int64
 	hasGPU   bool
 	chainNS  int64 // summed duration of chain members
@@ -94,20 +94,7 @@ func (d *deriver) capabilities() {
 	}
 }
 
-func (d *deriver) indexLaunches() {
-	evs := d.t.Events
-	d.launch = make(map[int64]int)
-	for i := range evs {
-		e := &evs[i]
-		if !e.Cat.IsRuntime() || e.Has&trace.HasCorrelation == 0 || e.Ph != trace.PhComplete {
-			continue
-		}
-		if j, ok := d.launch[e.Correlation]; ok && evs[j].Index < e.Index {
-			continue
-		}
-		d.launch[e.Correlation] = i
-	}
-}
+func (d *deriver) indexLaunches() { d.launch = newCorrIndex(d.t.Events) }
 
 // primaryDevice picks the device with the largest summed kernel duration
 // over the whole trace (ties: smallest id); without kernels, the largest
@@ -199,7 +186,7 @@ func (d *deriver) steps() {
 		if g.Ph != trace.PhComplete || !g.Cat.IsGPUActivity() || g.Has&trace.HasCorrelation == 0 {
 			continue
 		}
-		li, ok := d.launch[g.Correlation]
+		li, ok := d.launch.get(g.Correlation)
 		if !ok {
 			continue
 		}

@@ -40,7 +40,7 @@ func (d *deriver) gpu() {
 				shortIdx = append(shortIdx, i)
 			}
 			if e.Has&trace.HasCorrelation != 0 {
-				if li, ok := d.launch[e.Correlation]; ok {
+				if li, ok := d.launch.get(e.Correlation); ok {
 					linked++
 					if d.is(&evs[li], kGraphLaunch) {
 						graph++
@@ -67,7 +67,7 @@ func (d *deriver) gpu() {
 				pageable++
 				if d.is(e, kHtoD) {
 					pageableHtoD++
-					if li, ok := d.launch[e.Correlation]; ok && e.Has&trace.HasCorrelation != 0 {
+					if li, ok := d.launch.get(e.Correlation); ok && e.Has&trace.HasCorrelation != 0 {
 						d.hot["memcpy"] = append(d.hot["memcpy"], li)
 					}
 				}

@@ -152,13 +152,11 @@ func (d *deriver) opOrder() []int {
 		keys[fill[k]] = opKey{e.TS, e.Dur, e.Index, i}
 		fill[k]++
 	}
-	byStart := func(a, b opKey) int {
-		return cmp.Or(cmp.Compare(a.ts, b.ts), cmp.Compare(b.dur, a.dur), cmp.Compare(a.index, b.index))
-	}
+	var tmp []opKey
 	for k := range threads {
 		seg := keys[start[k] : start[k]+count[k]]
-		if !slices.IsSortedFunc(seg, byStart) {
-			slices.SortFunc(seg, byStart)
+		if !slices.IsSortedFunc(seg, opKeyCmp) {
+			tmp = sortOpKeys(seg, tmp)
 		}
 	}
 	ops := make([]int, len(keys))
@@ -166,6 +164,58 @@ func (d *deriver) opOrder() []int {
 		ops[j] = int(k.i)
 	}
 	return ops
+}
+
+// opKeyCmp orders operators by start, longer first, then file order.
+func opKeyCmp(a, b opKey) int {
+	return cmp.Or(cmp.Compare(a.ts, b.ts), cmp.Compare(b.dur, a.dur), cmp.Compare(a.index, b.index))
+}
+
+// sortOpKeys sorts keys by opKeyCmp: an LSD radix sort on the start
+// (relative to the earliest, 11 bits a pass, so a 2 s thread takes 3
+// passes), which is stable, then an insertion pass that orders the runs
+// of equal starts (short: a parent and its first child). tmp is scratch
+// space, returned for reuse.
+func sortOpKeys(keys, tmp []opKey) []opKey {
+	if len(keys) < 256 {
+		slices.SortFunc(keys, opKeyCmp)
+		return tmp
+	}
+	lo, hi := keys[0].ts, keys[0].ts
+	for _, k := range keys {
+		lo, hi = min(lo, k.ts), max(hi, k.ts)
+	}
+	if cap(tmp) < len(keys) {
+		tmp = make([]opKey, len(keys))
+	}
+	src, dst := keys, tmp[:len(keys)]
+	const bits = 11
+	for shift := uint(0); shift < 64 && uint64(hi-lo)>>shift > 0; shift += bits {
+		var count [1 << bits]int
+		for _, k := range src {
+			count[uint64(k.ts-lo)>>shift&(1<<bits-1)]++
+		}
+		pos := 0
+		for d, c := range count {
+			count[d] = pos
+			pos += c
+		}
+		for _, k := range src {
+			d := uint64(k.ts-lo) >> shift & (1<<bits - 1)
+			dst[count[d]] = k
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &keys[0] {
+		copy(keys, src)
+	}
+	for i := 1; i < len(keys); i++ {
+		for j := i; j > 0 && keys[j-1].ts == keys[j].ts && opKeyCmp(keys[j-1], keys[j]) > 0; j-- {
+			keys[j-1], keys[j] = keys[j], keys[j-1]
+		}
+	}
+	return tmp
 }
 
 // launcher returns the op (position in x.ops) that launched GPU event g:
@@ -181,7 +231,7 @@ func (d *deriver) launcher(x *opIndex, g *trace.Event) int {
 	if g.Has&trace.HasCorrelation == 0 {
 		return -1
 	}
-	li, ok := d.launch[g.Correlation]
+	li, ok := d.launch.get(g.Correlation)
 	if !ok {
 		return -1
 	}

@@ -1,0 +1,77 @@
+package facts
+
+import "github.com/stepdoctor/stepdoctor/engine/trace"
+
+// corrIndex maps a correlation id to the index in Trace.Events of the
+// runtime/driver call that carries it (the first in file order).
+//
+// CUDA and HIP correlation ids count up from a per-process start, so they
+// are usually compact: then a dense table indexed by id - lo answers each
+// lookup with one load. Sparse ids fall back to a map.
+type corrIndex struct {
+	lo    int64
+	dense []int32 // event index + 1; 0 = absent
+	m     map[int64]int
+}
+
+// denseSlack is how many table slots per call a dense index may spend.
+const denseSlack = 4
+
+// newCorrIndex indexes the complete runtime/driver events with a
+// correlation id.
+func newCorrIndex(evs []trace.Event) *corrIndex {
+	x := &corrIndex{}
+	n := 0
+	lo, hi := int64(0), int64(0)
+	for i := range evs {
+		e := &evs[i]
+		if !isCorrCall(e) {
+			continue
+		}
+		if n == 0 || e.Correlation < lo {
+			lo = e.Correlation
+		}
+		if n == 0 || e.Correlation > hi {
+			hi = e.Correlation
+		}
+		n++
+	}
+	span := uint64(hi - lo)
+	if n > 0 && span < uint64(denseSlack*n+1024) && len(evs) < 1<<31-1 {
+		x.lo, x.dense = lo, make([]int32, span+1)
+	} else {
+		x.m = make(map[int64]int, n)
+	}
+	for i := range evs {
+		e := &evs[i]
+		if !isCorrCall(e) {
+			continue
+		}
+		if j, ok := x.get(e.Correlation); ok && evs[j].Index < e.Index {
+			continue
+		}
+		if x.dense != nil {
+			x.dense[e.Correlation-x.lo] = int32(i + 1)
+		} else {
+			x.m[e.Correlation] = i
+		}
+	}
+	return x
+}
+
+func isCorrCall(e *trace.Event) bool {
+	return e.Cat.IsRuntime() && e.Has&trace.HasCorrelation != 0 && e.Ph == trace.PhComplete
+}
+
+// get returns the event index of the call with correlation id c.
+func (x *corrIndex) get(c int64) (int, bool) {
+	if x.dense == nil {
+		i, ok := x.m[c]
+		return i, ok
+	}
+	k := uint64(c - x.lo)
+	if k >= uint64(len(x.dense)) || x.dense[k] == 0 {
+		return 0, false
+	}
+	return int(x.dense[k]) - 1, true
+}

@@ -1,0 +1,63 @@
+package facts
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stepdoctor/stepdoctor/engine/trace"
+)
+
+// TestCorrIndex checks both layouts: compact ids (dense table) and ids
+// spread wider than the table may grow (map), with the earliest call in
+// file order winning a repeated id, and non-calls ignored.
+func TestCorrIndex(t *testing.T) {
+	call := func(corr int64, index int32) trace.Event {
+		return trace.Event{Cat: trace.CatRuntime, Ph: trace.PhComplete, Has: trace.HasCorrelation, Correlation: corr, Index: index}
+	}
+	for name, ids := range map[string][]int64{"dense": {100, 101, 103}, "sparse": {100, 1 << 40, -5}} {
+		evs := []trace.Event{
+			call(ids[0], 5),
+			call(ids[1], 1),
+			call(ids[0], 2), // earlier in the file than event 0: wins
+			{Cat: trace.CatKernel, Ph: trace.PhComplete, Has: trace.HasCorrelation, Correlation: ids[2]},
+		}
+		x := newCorrIndex(evs)
+		if (x.dense != nil) != (name == "dense") {
+			t.Errorf("%s: dense layout = %v", name, x.dense != nil)
+		}
+		for _, c := range []struct {
+			corr int64
+			i    int
+			ok   bool
+		}{{ids[0], 2, true}, {ids[1], 1, true}, {ids[2], 0, false}, {ids[0] - 1, 0, false}, {1 << 50, 0, false}} {
+			i, ok := x.get(c.corr)
+			if ok != c.ok || ok && i != c.i {
+				t.Errorf("%s: get(%d) = %d, %v; want %d, %v", name, c.corr, i, ok, c.i, c.ok)
+			}
+		}
+	}
+}
+
+// TestSortOpKeys checks the radix sort against slices.SortFunc on random
+// keys with many equal starts and durations, small and large spans.
+func TestSortOpKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var tmp []opKey
+	for _, n := range []int{0, 1, 255, 256, 1000, 5000} {
+		for _, span := range []int64{1, 50, 1 << 20, 1 << 40} {
+			keys := make([]opKey, n)
+			for i := range keys {
+				keys[i] = opKey{ts: 1e15 + rng.Int64N(span), dur: rng.Int64N(4), index: int32(rng.IntN(n + 1)), i: int32(i)}
+			}
+			want := slices.Clone(keys)
+			slices.SortStableFunc(want, opKeyCmp)
+			tmp = sortOpKeys(keys, tmp)
+			for i := range keys {
+				if opKeyCmp(keys[i], want[i]) != 0 {
+					t.Fatalf("n=%d span=%d: key %d = %+v, want %+v", n, span, i, keys[i], want[i])
+				}
+			}
+		}
+	}
+}
