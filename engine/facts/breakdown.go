@@ -69,16 +69,16 @@ func (d *deriver) breakdown() {
 		d.steps2(win, roleSets)
 	}
 	if d.hasGPU && d.windowNS > 0 {
-		d.f.ComputeKernelTimeRatio = d.ratio(intersect(kernelSet, win).total())
+		d.f.ComputeKernelTimeRatio = d.ratio(overlap(kernelSet, win))
 	}
 	d.collectives()
 	if len(comm) > 0 && d.windowNS > 0 {
 		commW := intersect(commSet, win)
-		overlap := intersect(commW, kernelSet).total()
+		hidden := overlap(commW, kernelSet)
 		d.f.CommKernelTimeRatio = d.ratio(commW.total())
-		d.f.ExposedCommRatio = d.ratio(commW.total() - overlap)
+		d.f.ExposedCommRatio = d.ratio(commW.total() - hidden)
 		if t := commW.total(); t > 0 {
-			d.f.CommOverlapRatio = f64(float64(overlap) / float64(t))
+			d.f.CommOverlapRatio = f64(float64(hidden) / float64(t))
 		}
 	}
 	if d.hasGPU && d.windowNS > 0 {
@@ -121,29 +121,47 @@ func (d *deriver) idleCauses(win ivset, launches map[thread]int) {
 	busySet := d.busy
 	gaps := subtract(win, busySet)
 	main, ok := busiest(launches)
-	var dl, sync, opt, launch, cpu []interval
-	for i := range evs {
-		e := &evs[i]
-		if !isCPU(e) || !ok || (thread{e.PID, e.TID}) != main {
-			continue
-		}
-		iv := interval{e.TS, e.End()}
+	// cause classifies the launching thread's events: DataLoader, sync,
+	// optimizer, runtime call, other CPU op; -1 for the rest.
+	cause := func(e *trace.Event) int {
 		switch {
+		case !isCPU(e) || !ok || (thread{e.PID, e.TID}) != main:
+			return -1
 		case d.is(e, kDataLoader):
-			dl = append(dl, iv)
+			return 0
 		case d.is(e, kSync):
-			sync = append(sync, iv)
+			return 1
 		case d.is(e, kOptimizer):
-			opt = append(opt, iv)
+			return 2
 		case e.Cat.IsRuntime():
-			launch = append(launch, iv)
-		case e.Cat == trace.CatCPUOp || e.Cat == trace.CatNone || e.Cat == trace.CatPythonFunction:
-			if !d.is(e, kStep) {
-				cpu = append(cpu, iv)
+			return 3
+		case (e.Cat == trace.CatCPUOp || e.Cat == trace.CatNone || e.Cat == trace.CatPythonFunction) && !d.is(e, kStep):
+			return 4
+		}
+		return -1
+	}
+	var count [5]int
+	for i := range evs {
+		if c := cause(&evs[i]); c >= 0 {
+			count[c]++
+		}
+	}
+	spans := make([][]interval, len(count))
+	for c := range spans {
+		spans[c] = make([]interval, 0, count[c])
+	}
+	for i := range evs {
+		if e := &evs[i]; ok {
+			if c := cause(e); c >= 0 {
+				spans[c] = append(spans[c], interval{e.TS, e.End()})
 			}
 		}
 	}
-	parts, rest := partition(gaps, []ivset{unionOf(dl), unionOf(sync), unionOf(opt), unionOf(launch), unionOf(cpu)})
+	roles := make([]ivset, len(spans))
+	for c, iv := range spans {
+		roles[c] = unionOf(iv)
+	}
+	parts, rest := partition(gaps, roles)
 	parts = append(parts, rest)
 	out := []**float64{&d.f.GPUIdleDataloaderRatio, &d.f.GPUIdleSyncRatio, &d.f.GPUIdleOptimizerRatio,
 		&d.f.GPUIdleLaunchRatio, &d.f.GPUIdleCPUOpRatio, &d.f.GPUIdleUntracedRatio}

@@ -298,24 +298,7 @@ func (d *deriver) inWindow(ts int64) bool {
 }
 
 // clippedUnion returns |union(iv) ∩ W| in nanoseconds.
-func (d *deriver) clippedUnion(iv []interval) int64 {
-	iv = unionOf(iv)
-	w := d.window
-	var n int64
-	j := 0
-	for _, x := range iv {
-		for j < len(w) && w[j].e <= x.s {
-			j++
-		}
-		for k := j; k < len(w) && w[k].s < x.e; k++ {
-			lo, hi := max(x.s, w[k].s), min(x.e, w[k].e)
-			if hi > lo {
-				n += hi - lo
-			}
-		}
-	}
-	return n
-}
+func (d *deriver) clippedUnion(iv []interval) int64 { return overlap(unionOf(iv), d.window) }
 
 func (d *deriver) ratio(ns int64) *float64 {
 	if d.windowNS <= 0 {

@@ -150,15 +150,65 @@ func unite(a, b ivset) ivset {
 	return unionOf(all)
 }
 
+// overlap returns |a ∩ b| without building the intersection.
+func overlap(a, b ivset) int64 {
+	var n int64
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if s, e := max(a[i].s, b[j].s), min(a[i].e, b[j].e); e > s {
+			n += e - s
+		}
+		if a[i].e < b[j].e {
+			i++
+		} else {
+			j++
+		}
+	}
+	return n
+}
+
 // partition splits base among roles in priority order: each role gets the
 // part of base it covers that no earlier role claimed. It returns one
 // ivset per role and the unclaimed rest.
+//
+// One sweep over base: at each point the owner is the first role covering
+// it, and the owner's piece runs until its interval ends or an earlier
+// role starts, whichever comes first.
 func partition(base ivset, roles []ivset) (parts []ivset, rest ivset) {
 	parts = make([]ivset, len(roles))
-	rest = base
-	for i, r := range roles {
-		parts[i] = intersect(rest, r)
-		rest = subtract(rest, parts[i])
+	at := make([]int, len(roles)) // per role: first interval ending after p
+	add := func(set ivset, s, e int64) ivset {
+		if k := len(set) - 1; k >= 0 && set[k].e == s {
+			set[k].e = e
+			return set
+		}
+		return append(set, interval{s, e})
+	}
+	for _, b := range base {
+		for p := b.s; p < b.e; {
+			owner, next := -1, b.e
+			for r, set := range roles {
+				j := at[r]
+				for j < len(set) && set[j].e <= p {
+					j++
+				}
+				at[r] = j
+				if j == len(set) {
+					continue
+				}
+				if set[j].s <= p {
+					owner, next = r, min(next, set[j].e)
+					break
+				}
+				next = min(next, set[j].s)
+			}
+			if owner >= 0 {
+				parts[owner] = add(parts[owner], p, next)
+			} else {
+				rest = add(rest, p, next)
+			}
+			p = next
+		}
 	}
 	return parts, rest
 }

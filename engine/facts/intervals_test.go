@@ -93,3 +93,41 @@ func disjointSorted(a ivset) bool {
 	}
 	return true
 }
+
+// TestPartitionSweep checks the one-sweep partition against the
+// definition (each role gets base ∩ role minus what earlier roles took)
+// and overlap against |a ∩ b|, on random sets.
+func TestPartitionSweep(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	randSet := func() ivset {
+		iv := make([]interval, rng.IntN(8))
+		for k := range iv {
+			s := rng.Int64N(80)
+			iv[k] = interval{s, s + rng.Int64N(20)}
+		}
+		return unionOf(iv)
+	}
+	for trial := 0; trial < 3000; trial++ {
+		base := randSet()
+		roles := make([]ivset, rng.IntN(5))
+		for k := range roles {
+			roles[k] = randSet()
+		}
+		parts, rest := partition(base, roles)
+		left := base
+		for k, r := range roles {
+			want := intersect(left, r)
+			if !reflect.DeepEqual(coveredSet(parts[k]), coveredSet(want)) || !disjointSorted(parts[k]) {
+				t.Fatalf("base %v roles %v: part %d = %v, want %v", base, roles, k, parts[k], want)
+			}
+			left = subtract(left, want)
+		}
+		if !reflect.DeepEqual(coveredSet(rest), coveredSet(left)) || !disjointSorted(rest) {
+			t.Fatalf("base %v roles %v: rest = %v, want %v", base, roles, rest, left)
+		}
+		a, b := randSet(), randSet()
+		if got, want := overlap(a, b), intersect(a, b).total(); got != want {
+			t.Fatalf("overlap(%v, %v) = %d, want %d", a, b, got, want)
+		}
+	}
+}

@@ -45,7 +45,7 @@ func (d *deriver) buildOps() *opIndex {
 	evs := d.t.Events
 	ops := d.opOrder()
 	n := len(ops)
-	x := &opIndex{ops: ops, parent: make([]int, n), selfNS: make([]int64, n), byThread: map[thread][2]int{}}
+	x := &opIndex{ops: ops, parent: make([]int, n), selfNS: make([]int64, n), byThread: map[thread][2]int{}, ext: make([]extPos, 0, n)}
 	var stack []int
 	start := 0
 	for pos, i := range ops {

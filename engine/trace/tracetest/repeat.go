@@ -15,8 +15,9 @@ import (
 
 // Repeat writes a large trace built from a real one: the source's events
 // repeated with timestamps shifted by the source's span (plus 1 ms) each
-// time, correlation, External id and flow ids offset so links stay unique,
-// and ProfilerStep numbers continued, until at least target bytes are
+// time, correlation, External id and flow ids offset by the span of the
+// source's ids so links stay unique and ids run on as in one long
+// recording, and ProfilerStep numbers continued, until at least target bytes are
 // written. It returns the bytes written. The source may be gzip.
 //
 // It is a benchmark and test helper: it decodes the source with
@@ -26,7 +27,7 @@ func Repeat(dst io.Writer, src io.Reader, target int64) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("read source trace: %w", err)
 	}
-	lo, hi, maxID, steps := span(events)
+	lo, hi, idStride, steps := span(events)
 	shift := new(big.Rat).SetInt64(hi - lo + 1_000_000) // ns
 	w := &countWriter{w: bufio.NewWriterSize(dst, 1<<20)}
 	w.WriteString("{")
@@ -41,7 +42,7 @@ func Repeat(dst io.Writer, src io.Reader, target int64) (int64, error) {
 				w.WriteString(",\n")
 			}
 			first = false
-			if err := writeShifted(w, ev, rep, shift, maxID, steps); err != nil {
+			if err := writeShifted(w, ev, rep, shift, idStride, steps); err != nil {
 				return w.n, err
 			}
 		}
@@ -133,8 +134,11 @@ func nsOf(v any) (int64, bool) {
 
 var stepRe = regexp.MustCompile(`^ProfilerStep#(\d+)$`)
 
-func span(events []map[string]any) (lo, hi, maxID int64, steps int64) {
+// span returns the source's time span, the stride that moves its positive
+// ids past themselves (max - min + 1), and its step count.
+func span(events []map[string]any) (lo, hi, idStride int64, steps int64) {
 	first := true
+	var minID, maxID int64
 	for _, ev := range events {
 		ts, ok := nsOf(ev["ts"])
 		if !ok {
@@ -151,8 +155,11 @@ func span(events []map[string]any) (lo, hi, maxID int64, steps int64) {
 		if a, ok := ev["args"].(map[string]any); ok {
 			for _, k := range []string{"correlation", "External id", "external id"} {
 				if n, ok := a[k].(json.Number); ok {
-					if v, err := n.Int64(); err == nil && v > maxID {
-						maxID = v
+					if v, err := n.Int64(); err == nil && v > 0 {
+						if minID == 0 || v < minID {
+							minID = v
+						}
+						maxID = max(maxID, v)
 					}
 				}
 			}
@@ -165,7 +172,7 @@ func span(events []map[string]any) (lo, hi, maxID int64, steps int64) {
 			}
 		}
 	}
-	return lo, hi, maxID + 1, steps
+	return lo, hi, max(maxID-minID+1, 1), steps
 }
 
 func writeShifted(w io.Writer, ev map[string]any, rep int64, shift *big.Rat, idStride, steps int64) error {
