@@ -177,7 +177,7 @@ func span(events []map[string]any) (lo, hi, idStride int64, steps int64) {
 
 func writeShifted(w io.Writer, ev map[string]any, rep int64, shift *big.Rat, idStride, steps int64) error {
 	if rep == 0 {
-		return json.NewEncoder(w).Encode(ev)
+		return encode(w, ev)
 	}
 	out := make(map[string]any, len(ev))
 	for k, v := range ev {
@@ -216,7 +216,15 @@ func writeShifted(w io.Writer, ev map[string]any, rep int64, shift *big.Rat, idS
 			out["name"] = "ProfilerStep#" + strconv.FormatInt(n+rep*steps, 10)
 		}
 	}
-	return json.NewEncoder(w).Encode(out)
+	return encode(w, out)
+}
+
+// encode writes v as one JSON line, keeping <, > and & as they are, as
+// the profiler writes them (kernel names are full of template brackets).
+func encode(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }
 
 func numText(v any) (string, bool) {
