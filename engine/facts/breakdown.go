@@ -14,14 +14,7 @@ type thread struct{ pid, tid trace.ID }
 // GPU timeline, communication overlap and launch delays.
 func (d *deriver) breakdown() {
 	evs := d.t.Events
-	var nGPU, nCPU int
-	for i := range evs {
-		if evs[i].Cat.IsGPUActivity() {
-			nGPU++
-		} else {
-			nCPU++
-		}
-	}
+	nGPU, nCPU := len(d.gpuActs), len(evs)-len(d.gpuActs)
 	kernel := make([]interval, 0, nGPU)
 	runtimeIv := make([]interval, 0, nCPU/2)
 	cpuOp := make([]interval, 0, nCPU)
@@ -253,9 +246,9 @@ func (d *deriver) launchDelays() {
 	evs := d.t.Events
 	var delays []float64
 	skew, first := 0, -1
-	for i := range evs {
+	for _, i := range d.gpuActs {
 		e := &evs[i]
-		if e.Ph != trace.PhComplete || e.Cat != trace.CatKernel || e.DeviceID() != d.primary || e.Has&trace.HasCorrelation == 0 || !d.inWindow(e.TS) {
+		if e.Cat != trace.CatKernel || e.DeviceID() != d.primary || e.Has&trace.HasCorrelation == 0 || !d.inWindow(e.TS) {
 			continue
 		}
 		li, ok := d.launch.get(e.Correlation)
@@ -297,9 +290,9 @@ func (d *deriver) collectives() {
 	}
 	evs := d.t.Events
 	var idx []int
-	for i := range evs {
+	for _, i := range d.gpuActs {
 		e := &evs[i]
-		if e.Ph == trace.PhComplete && e.Cat == trace.CatKernel && e.DeviceID() == d.primary && d.is(e, kCommKernel) && d.inWindow(e.TS) {
+		if e.Cat == trace.CatKernel && e.DeviceID() == d.primary && d.is(e, kCommKernel) && d.inWindow(e.TS) {
 			idx = append(idx, i)
 		}
 	}

@@ -38,9 +38,9 @@ func (d *deriver) chains() {
 	evs := d.t.Events
 	groups := map[int64][]int{}
 	if d.hasGPU {
-		for i := range evs {
+		for _, i := range d.gpuActs {
 			e := &evs[i]
-			if e.Ph == trace.PhComplete && e.Cat == trace.CatKernel && e.DeviceID() == d.primary && d.inWindow(e.TS) {
+			if e.Cat == trace.CatKernel && e.DeviceID() == d.primary && d.inWindow(e.TS) {
 				k := e.StreamID()
 				groups[k] = append(groups[k], i)
 			}

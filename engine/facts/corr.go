@@ -20,15 +20,15 @@ type corrIndex struct {
 // (64 bytes a call at most, less than the call's own Event).
 const denseSlack = 16
 
-// newCorrIndex indexes the complete runtime/driver events with a
-// correlation id.
-func newCorrIndex(evs []trace.Event) *corrIndex {
+// newCorrIndex indexes the runtime/driver calls (calls: their indexes in
+// evs) that carry a correlation id.
+func newCorrIndex(evs []trace.Event, calls []int) *corrIndex {
 	x := &corrIndex{}
 	n := 0
 	lo, hi := int64(0), int64(0)
-	for i := range evs {
+	for _, i := range calls {
 		e := &evs[i]
-		if !isCorrCall(e) {
+		if e.Has&trace.HasCorrelation == 0 {
 			continue
 		}
 		if n == 0 || e.Correlation < lo {
@@ -45,9 +45,9 @@ func newCorrIndex(evs []trace.Event) *corrIndex {
 	} else {
 		x.m = make(map[int64]int, n)
 	}
-	for i := range evs {
+	for _, i := range calls {
 		e := &evs[i]
-		if !isCorrCall(e) {
+		if e.Has&trace.HasCorrelation == 0 {
 			continue
 		}
 		if j, ok := x.get(e.Correlation); ok && evs[j].Index < e.Index {
@@ -60,10 +60,6 @@ func newCorrIndex(evs []trace.Event) *corrIndex {
 		}
 	}
 	return x
-}
-
-func isCorrCall(e *trace.Event) bool {
-	return e.Cat.IsRuntime() && e.Has&trace.HasCorrelation != 0 && e.Ph == trace.PhComplete
 }
 
 // get returns the event index of the call with correlation id c.

@@ -20,9 +20,10 @@ func TestCorrIndex(t *testing.T) {
 			call(ids[0], 5),
 			call(ids[1], 1),
 			call(ids[0], 2), // earlier in the file than event 0: wins
-			{Cat: trace.CatKernel, Ph: trace.PhComplete, Has: trace.HasCorrelation, Correlation: ids[2]},
+			{Cat: trace.CatKernel, Ph: trace.PhComplete, Has: trace.HasCorrelation, Correlation: ids[2]}, // not a call: not listed
+			{Cat: trace.CatRuntime, Ph: trace.PhComplete, Correlation: ids[2]},                           // no correlation arg
 		}
-		x := newCorrIndex(evs)
+		x := newCorrIndex(evs, []int{0, 1, 2, 4})
 		if (x.dense != nil) != (name == "dense") {
 			t.Errorf("%s: dense layout = %v", name, x.dense != nil)
 		}

@@ -57,6 +57,8 @@ type deriver struct {
 	window   []interval // W, sorted, disjoint
 	windowNS int64
 	launch   *corrIndex // correlation -> its runtime/driver call
+	gpuActs  []int      // indexes of complete GPU activity (kernel, memcpy, memset), any device, file order
+	calls    []int      // indexes of complete runtime/driver calls, file order
 	primary  int64
 	hasGPU   bool
 	chainNS  int64 // summed duration of chain members
@@ -72,6 +74,7 @@ func Derive(t *trace.Trace, cfg Config) *Facts {
 	d := &deriver{t: t, cfg: cfg, hot: map[string][]int{}, f: &Facts{SchemaVersion: SchemaVersion, Examples: map[string][]EventRef{}}}
 	d.kind = kinds(t)
 	d.capabilities()
+	d.indexTimelines()
 	d.indexLaunches()
 	d.primaryDevice()
 	d.steps()
@@ -94,7 +97,23 @@ func (d *deriver) capabilities() {
 	}
 }
 
-func (d *deriver) indexLaunches() { d.launch = newCorrIndex(d.t.Events) }
+// indexTimelines lists the GPU activity and the runtime calls once, so the
+// facts that need only them (a few percent of a trace's events) do not
+// scan the whole store.
+func (d *deriver) indexTimelines() {
+	for i := range d.t.Events {
+		e := &d.t.Events[i]
+		switch {
+		case e.Ph != trace.PhComplete:
+		case e.Cat.IsGPUActivity():
+			d.gpuActs = append(d.gpuActs, i)
+		case e.Cat.IsRuntime():
+			d.calls = append(d.calls, i)
+		}
+	}
+}
+
+func (d *deriver) indexLaunches() { d.launch = newCorrIndex(d.t.Events, d.calls) }
 
 // primaryDevice picks the device with the largest summed kernel duration
 // over the whole trace (ties: smallest id); without kernels, the largest
@@ -102,11 +121,8 @@ func (d *deriver) indexLaunches() { d.launch = newCorrIndex(d.t.Events) }
 func (d *deriver) primaryDevice() {
 	kern := map[int64]int64{}
 	other := map[int64]int64{}
-	for i := range d.t.Events {
+	for _, i := range d.gpuActs {
 		e := &d.t.Events[i]
-		if e.Ph != trace.PhComplete || !e.Cat.IsGPUActivity() {
-			continue
-		}
 		if e.Cat == trace.CatKernel {
 			kern[e.DeviceID()] += e.Dur
 		} else {
@@ -181,9 +197,9 @@ func (d *deriver) steps() {
 	}
 	own := append([]int64(nil), ends...)
 	// Extend by GPU activity launched from inside the step.
-	for i := range evs {
+	for _, i := range d.gpuActs {
 		g := &evs[i]
-		if g.Ph != trace.PhComplete || !g.Cat.IsGPUActivity() || g.Has&trace.HasCorrelation == 0 {
+		if g.Has&trace.HasCorrelation == 0 {
 			continue
 		}
 		li, ok := d.launch.get(g.Correlation)

@@ -20,9 +20,9 @@ func (d *deriver) gpu() {
 	var kernels, short, withLaunch, launchBound, linked, graph int64
 	var mc, htod, dtoh, dtod, pageable, pageableHtoD, bytes int64
 	var pageableIdx, shortIdx []int
-	for i := range evs {
+	for _, i := range d.gpuActs {
 		e := &evs[i]
-		if e.Ph != trace.PhComplete || !e.Cat.IsGPUActivity() || e.DeviceID() != d.primary {
+		if e.DeviceID() != d.primary {
 			continue
 		}
 		busy = append(busy, interval{e.TS, e.End()})

@@ -81,15 +81,15 @@ func slope(xs, ys []float64) float64 {
 func (d *deriver) setup() {
 	evs := d.t.Events
 	gpuCorr := map[int64]bool{}
-	for i := range evs {
-		if e := &evs[i]; e.Ph == trace.PhComplete && e.Cat.IsGPUActivity() && e.Has&trace.HasCorrelation != 0 {
+	for _, i := range d.gpuActs {
+		if e := &evs[i]; e.Has&trace.HasCorrelation != 0 {
 			gpuCorr[e.Correlation] = true
 		}
 	}
 	var launches, orphans int64
-	for i := range evs {
+	for _, i := range d.calls {
 		e := &evs[i]
-		if e.Ph != trace.PhComplete || !e.Cat.IsRuntime() || !d.is(e, kLaunch) || !d.inWindow(e.TS) {
+		if !d.is(e, kLaunch) || !d.inWindow(e.TS) {
 			continue
 		}
 		launches++

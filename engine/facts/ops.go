@@ -266,9 +266,9 @@ func (d *deriver) opTables() {
 	var kernelNS, tcNS, mmNS, mmFP32NS int64
 	mmDType := false
 	kstats := map[trace.Str]*KernelStat{}
-	for i := range evs {
+	for _, i := range d.gpuActs {
 		g := &evs[i]
-		if g.Ph != trace.PhComplete || g.Cat != trace.CatKernel || !d.hasGPU || g.DeviceID() != d.primary || !d.inWindow(g.TS) {
+		if g.Cat != trace.CatKernel || !d.hasGPU || g.DeviceID() != d.primary || !d.inWindow(g.TS) {
 			continue
 		}
 		ks := kstats[g.Name]
