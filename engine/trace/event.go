@@ -273,7 +273,10 @@ func (p *parser) args(ev *Event) error {
 // store classifies a parsed event and keeps it if facts can use it.
 func (p *parser) store(r *rawEvent) {
 	ev := &r.ev
-	ev.Cat = catOf(p.t.strs[ev.CatName], ev.CatName == 0)
+	ev.Cat = CatNone
+	if ev.CatName != 0 {
+		ev.Cat = p.strCat[ev.CatName]
+	}
 	switch r.ph {
 	case 'X':
 		if r.badTime || !r.hasTS {

@@ -3,6 +3,7 @@ package trace
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -61,6 +62,8 @@ type parser struct {
 	stop    bool // input ended early; keep what was read
 	chunks  [][]Event
 	keyBuf  []byte // a key copied out of the window (see member)
+	recent  [1 << recentBits]recentString
+	strCat  []Cat // category of each interned string, as if it were a "cat"
 
 	// Event store sizing (see keep): raw bytes read so far, the input's
 	// size when known, and the one flat store sized from them.
@@ -83,6 +86,7 @@ func newParser(r io.Reader, name string) *parser {
 		diag: make(map[string]int),
 	}
 	p.t.strs = append(p.t.strs, "")
+	p.strCat = append(p.strCat, CatOther)
 	p.t.intern[""] = 0
 	p.lx.repair = func(reason, msg string, off int64) { p.note(DiagRepair, reason, msg, off) }
 	return p
@@ -103,7 +107,15 @@ func (p *parser) note(kind DiagKind, reason, msg string, off int64) {
 }
 
 func (p *parser) str(b []byte, off int64) Str {
+	slot := &p.recent[recentSlot(b)]
+	if slot.text == string(b) {
+		return slot.id
+	}
 	if s, ok := p.t.intern[string(b)]; ok {
+		slot.text, slot.id = p.t.strs[s], s
+		if slot.text != string(b) { // repaired text: cache only by the raw bytes
+			slot.text, slot.id = "", 0
+		}
 		return s
 	}
 	key := string(b)
@@ -125,9 +137,39 @@ func (p *parser) str(b []byte, off int64) Str {
 	}
 	s := Str(len(p.t.strs))
 	p.t.strs = append(p.t.strs, text)
+	p.strCat = append(p.strCat, catOf(text, false))
 	p.t.intern[key] = s
+	if text == key {
+		slot.text, slot.id = text, s
+	}
 	return s
 }
+
+// recentString is one slot of parser.recent, a direct-mapped cache in
+// front of the intern map: names and categories repeat from event to
+// event, and comparing with one candidate is cheaper than hashing into
+// the map. An empty slot holds "" -> 0, which is also the right answer.
+type recentString struct {
+	text string
+	id   Str
+}
+
+// recentSlot hashes a string's length and its first and last 8 bytes.
+func recentSlot(b []byte) int {
+	h := uint64(len(b))
+	if len(b) >= 8 {
+		h ^= binary.LittleEndian.Uint64(b) * 0x9E3779B97F4A7C15
+		h ^= binary.LittleEndian.Uint64(b[len(b)-8:]) * 0xC2B2AE3D27D4EB4F
+	} else {
+		for _, c := range b {
+			h = h*31 + uint64(c)
+		}
+		h *= 0x9E3779B97F4A7C15
+	}
+	return int(h >> (64 - recentBits))
+}
+
+const recentBits = 8
 
 func isControl(r rune) bool { return r < 0x20 && r != '\t' && r != '\n' }
 
