@@ -123,7 +123,8 @@ func (p *parser) strValue() ([]byte, error) {
 	if c != '"' {
 		return nil, lx.skipValue()
 	}
-	return lx.str()
+	lx.pos++
+	return lx.strBody()
 }
 
 func (p *parser) idValue() (ID, error) {
@@ -135,7 +136,8 @@ func (p *parser) idValue() (ID, error) {
 	var b []byte
 	switch {
 	case c == '"':
-		b, err = lx.str()
+		lx.pos++
+		b, err = lx.strBody()
 	case c == '-' || (c >= '0' && c <= '9'):
 		b, err = lx.number()
 	default:

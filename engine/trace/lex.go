@@ -144,6 +144,11 @@ func (l *lexer) str() ([]byte, error) {
 	if err := l.expect('"'); err != nil {
 		return nil, err
 	}
+	return l.strBody()
+}
+
+// strBody reads a JSON string whose opening quote was just consumed.
+func (l *lexer) strBody() ([]byte, error) {
 	// Keys and most names are short and plain: one byte loop finds the
 	// closing quote and rules out escapes together.
 	start := l.pos
@@ -167,6 +172,39 @@ func (l *lexer) str() ([]byte, error) {
 		return raw, nil
 	}
 	return l.unescape(raw, l.base+int64(start)), nil
+}
+
+// plainKey is member's fast path: `"key":` (after `,` and spaces or
+// newlines unless first), short, unescaped and inside the window. It
+// consumes through the colon; when ok is false it has consumed nothing.
+func (l *lexer) plainKey(first bool) (key []byte, ok bool) {
+	i, end := l.pos, l.end
+	if !first {
+		if i >= end || l.buf[i] != ',' {
+			return nil, false
+		}
+		i++
+		for i < end && (l.buf[i] == ' ' || l.buf[i] == '\n') {
+			i++
+		}
+	}
+	if i >= end || l.buf[i] != '"' {
+		return nil, false
+	}
+	start := i + 1
+	for j := start; j < end && j < start+shortString; j++ {
+		switch l.buf[j] {
+		case '"':
+			if j+1 < end && l.buf[j+1] == ':' {
+				l.pos = j + 2
+				return l.buf[start:j], true
+			}
+			return nil, false
+		case '\\':
+			return nil, false
+		}
+	}
+	return nil, false
 }
 
 // shortString is how far str scans byte by byte before handing a long

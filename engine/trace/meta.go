@@ -164,6 +164,9 @@ func (p *parser) objectFields(f func(key string) error) error {
 // value, or done at the closing '}'. A trailing comma is repaired.
 func (p *parser) member(first bool, where string) (key []byte, done bool, err error) {
 	lx := p.lx
+	if key, ok := lx.plainKey(first); ok {
+		return key, false, nil
+	}
 	c, err := lx.peek()
 	if err != nil {
 		return nil, false, err
