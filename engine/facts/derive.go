@@ -101,6 +101,9 @@ func (d *deriver) capabilities() {
 // facts that need only them (a few percent of a trace's events) do not
 // scan the whole store.
 func (d *deriver) indexTimelines() {
+	// Capacity for all: only what is written is ever touched.
+	d.gpuActs = make([]int, 0, len(d.t.Events))
+	d.calls = make([]int, 0, len(d.t.Events))
 	for i := range d.t.Events {
 		e := &d.t.Events[i]
 		switch {
@@ -233,7 +236,7 @@ func (d *deriver) steps() {
 		d.stepSpan = append(d.stepSpan, interval{starts[k], ends[k]})
 		durs = append(durs, float64(ends[k]-starts[k])/1e3)
 	}
-	d.window = unionOf(d.stepSpan)
+	d.window = unionOf(slices.Clone(d.stepSpan)) // stepSpan stays in step order
 	d.windowNS = ivset(d.window).total()
 	d.f.HasSteps = true
 	d.f.StepsCount = len(steps)

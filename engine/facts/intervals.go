@@ -8,7 +8,9 @@ import (
 // ivset is a sorted set of disjoint, non-empty half-open intervals.
 type ivset []interval
 
-// unionOf returns the union of iv as an ivset (iv is not modified).
+// unionOf returns the union of iv as an ivset, built in iv's own memory:
+// iv is reordered and overwritten, so callers pass a list they built for
+// it.
 //
 // Event lists usually come in file order, which for one thread is start
 // order (Kineto 2.x) or end order (the 2020-2021 exporter, which wrote
@@ -17,56 +19,44 @@ type ivset []interval
 func unionOf(iv []interval) ivset {
 	byStart, byEnd := true, true
 	n := 0
-	var prev interval
 	for _, x := range iv {
 		if x.e <= x.s {
 			continue
 		}
 		if n > 0 {
-			byStart = byStart && prev.s <= x.s
-			byEnd = byEnd && prev.e <= x.e
+			byStart = byStart && iv[n-1].s <= x.s
+			byEnd = byEnd && iv[n-1].e <= x.e
 		}
-		prev = x
+		iv[n] = x
 		n++
 	}
 	if n == 0 {
 		return nil
 	}
-	out := make(ivset, 0, n)
+	iv = iv[:n]
 	switch {
 	case byStart:
-		for _, x := range iv {
-			if x.e > x.s {
-				out = mergeNext(out, x)
-			}
-		}
 	case byEnd:
 		// Backward, in descending end order: an interval either reaches
 		// the current block's start or begins a new block to its left.
-		for i := len(iv) - 1; i >= 0; i-- {
+		// Blocks are written from the end down, never past the reading.
+		w := n
+		for i := n - 1; i >= 0; i-- {
 			x := iv[i]
-			if x.e <= x.s {
+			if w < n && x.e >= iv[w].s {
+				iv[w].s = min(iv[w].s, x.s)
 				continue
 			}
-			if k := len(out) - 1; k >= 0 && x.e >= out[k].s {
-				out[k].s = min(out[k].s, x.s)
-				continue
-			}
-			out = append(out, x)
+			w--
+			iv[w] = x
 		}
-		slices.Reverse(out)
+		return iv[w:]
 	default:
-		for _, x := range iv {
-			if x.e > x.s {
-				out = append(out, x)
-			}
-		}
-		slices.SortFunc(out, func(a, b interval) int { return cmp.Compare(a.s, b.s) })
-		merged := out[:1]
-		for _, x := range out[1:] {
-			merged = mergeNext(merged, x)
-		}
-		out = merged
+		slices.SortFunc(iv, func(a, b interval) int { return cmp.Compare(a.s, b.s) })
+	}
+	out := iv[:0] // in place: out never passes the interval being read
+	for _, x := range iv {
+		out = mergeNext(out, x)
 	}
 	return out
 }

@@ -107,16 +107,10 @@ func (d *deriver) opOrder() []int {
 	slot := map[thread]int{}
 	var threads []thread
 	var count []int
-	tag := make([]int32, 0, len(evs)/2) // thread slot per op, in file order
-	idx := make([]int32, 0, len(evs)/2)
 	last, lastSlot := thread{}, -1
-	for i := range evs {
-		e := &evs[i]
-		if !d.isOp(e) {
-			continue
-		}
-		th := thread{e.PID, e.TID}
-		if lastSlot < 0 || th != last {
+	// slotOf numbers e's thread; consecutive ops usually share one.
+	slotOf := func(e *trace.Event) int {
+		if th := (thread{e.PID, e.TID}); lastSlot < 0 || th != last {
 			k, ok := slot[th]
 			if !ok {
 				k = len(threads)
@@ -126,9 +120,14 @@ func (d *deriver) opOrder() []int {
 			}
 			last, lastSlot = th, k
 		}
-		count[lastSlot]++
-		tag = append(tag, int32(lastSlot))
-		idx = append(idx, int32(i))
+		return lastSlot
+	}
+	n := 0
+	for i := range evs {
+		if e := &evs[i]; d.isOp(e) {
+			count[slotOf(e)]++
+			n++
+		}
 	}
 	// Threads in (pid, tid) order; each gets a contiguous range of keys.
 	order := make([]int, len(threads))
@@ -144,13 +143,14 @@ func (d *deriver) opOrder() []int {
 		start[k] = next
 		next += count[k]
 	}
-	keys := make([]opKey, len(idx))
+	keys := make([]opKey, n)
 	fill := slices.Clone(start)
-	for j, i := range idx {
-		k := tag[j]
-		e := &evs[i]
-		keys[fill[k]] = opKey{e.TS, e.Dur, e.Index, i}
-		fill[k]++
+	for i := range evs {
+		if e := &evs[i]; d.isOp(e) {
+			k := slotOf(e)
+			keys[fill[k]] = opKey{e.TS, e.Dur, e.Index, int32(i)}
+			fill[k]++
+		}
 	}
 	var tmp []opKey
 	for k := range threads {
