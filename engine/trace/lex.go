@@ -392,6 +392,11 @@ func (l *lexer) skipValue() error {
 	if err != nil {
 		return err
 	}
+	// An empty array or object, common among the args nobody reads.
+	if (c == '[' || c == '{') && l.pos+1 < l.end && l.buf[l.pos+1] == c+2 {
+		l.pos += 2
+		return nil
+	}
 	switch {
 	case c == '"':
 		return l.skipStr()
