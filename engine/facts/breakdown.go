@@ -82,18 +82,38 @@ func (d *deriver) breakdown() {
 
 // steps2 fills Steps and the step_*_ratio facts.
 func (d *deriver) steps2(win ivset, roleSets []ivset) {
-	parts, rest := partition(win, roleSets)
-	parts = append(parts, rest)
-	totals := make([]int64, len(parts))
+	// Steps are disjoint and in time order (steps clips each at the next
+	// one's start), and pieces come in time order: one cursor splits each
+	// piece among the steps it crosses.
+	spans := d.stepSpan
+	perStep := make([][]int64, len(spans))
+	for k := range perStep {
+		perStep[k] = make([]int64, len(Roles))
+	}
+	totals := make([]int64, len(Roles))
+	other := len(Roles) - 1
+	k := 0
+	partition(win, roleSets, func(owner int, s, e int64) {
+		if owner < 0 {
+			owner = other
+		}
+		for k < len(spans) && spans[k].e <= s {
+			k++
+		}
+		for j := k; j < len(spans) && spans[j].s < e; j++ {
+			if n := min(e, spans[j].e) - max(s, spans[j].s); n > 0 {
+				perStep[j][owner] += n
+				totals[owner] += n
+			}
+		}
+	})
 	steps := d.f.Examples["step"]
-	for k, w := range d.stepSpan {
-		b := StepBreakdown{DurUS: float64(w.e-w.s) / 1e3, RolesUS: map[string]float64{}}
+	for k, w := range spans {
+		b := StepBreakdown{DurUS: float64(w.e-w.s) / 1e3, RolesUS: make(map[string]float64, len(Roles))}
 		if k < len(steps) {
 			b.Name, b.OffsetUS = steps[k].Name, steps[k].OffsetUS
 		}
-		for r, p := range parts {
-			n := p.clipLen(w.s, w.e)
-			totals[r] += n
+		for r, n := range perStep[k] {
 			b.RolesUS[Roles[r]] = float64(n) / 1e3
 		}
 		d.f.Steps = append(d.f.Steps, b)
@@ -154,14 +174,24 @@ func (d *deriver) idleCauses(win ivset, launches map[thread]int) {
 	for c, iv := range spans {
 		roles[c] = unionOf(iv)
 	}
-	parts, rest := partition(gaps, roles)
-	parts = append(parts, rest)
+	tl := d.newTimeline()
+	for _, x := range busySet {
+		tl.add(0, x.s, x.e) // kind 0: busy
+	}
+	totals := make([]int64, len(roles)+1)
+	partition(gaps, roles, func(owner int, s, e int64) {
+		if owner < 0 {
+			owner = len(roles) // untraced
+		}
+		totals[owner] += e - s
+		tl.add(1+owner, s, e)
+	})
 	out := []**float64{&d.f.GPUIdleDataloaderRatio, &d.f.GPUIdleSyncRatio, &d.f.GPUIdleOptimizerRatio,
 		&d.f.GPUIdleLaunchRatio, &d.f.GPUIdleCPUOpRatio, &d.f.GPUIdleUntracedRatio}
 	for k, p := range out {
-		*p = d.ratio(parts[k].total())
+		*p = d.ratio(totals[k])
 	}
-	d.timeline(busySet, parts)
+	d.f.Timeline = tl.spans()
 }
 
 // busiest returns the thread with the most launch calls (ties: lowest
@@ -182,41 +212,52 @@ const timelineBuckets = 300
 
 // timeline downsamples busy time and idle causes over the window's span
 // into timelineBuckets buckets, each labelled with the kind holding most of
-// its time, then merges neighbours of one kind.
-func (d *deriver) timeline(busy ivset, causes []ivset) {
+// its time; neighbours of one kind are merged.
+type timeline struct {
+	lo, hi int64
+	width  float64
+	acc    [][]int64 // per bucket, ns per kind (busy, then IdleCauses)
+}
+
+func (d *deriver) newTimeline() *timeline {
 	lo, hi := d.window[0].s, d.window[len(d.window)-1].e
-	span := hi - lo
-	if span <= 0 {
-		return
-	}
-	kinds := append([]string{"busy"}, IdleCauses...)
-	sets := append([]ivset{busy}, causes...)
-	acc := make([][]int64, timelineBuckets)
-	for b := range acc {
-		acc[b] = make([]int64, len(kinds))
-	}
-	width := float64(span) / timelineBuckets
-	for k, set := range sets {
-		for _, x := range set {
-			for b := int(float64(x.s-lo) / width); b < timelineBuckets; b++ {
-				bs := lo + int64(float64(b)*width)
-				be := lo + int64(float64(b+1)*width)
-				if b == timelineBuckets-1 {
-					be = hi
-				}
-				if bs >= x.e {
-					break
-				}
-				if n := min(be, x.e) - max(bs, x.s); n > 0 {
-					acc[b][k] += n
-				}
-			}
+	tl := &timeline{lo: lo, hi: hi, width: float64(hi-lo) / timelineBuckets}
+	if hi > lo {
+		tl.acc = make([][]int64, timelineBuckets)
+		for b := range tl.acc {
+			tl.acc[b] = make([]int64, 1+len(IdleCauses))
 		}
 	}
+	return tl
+}
+
+// add counts [s, e) for kind in the buckets it covers.
+func (tl *timeline) add(kind int, s, e int64) {
+	if tl.acc == nil {
+		return
+	}
+	for b := int(float64(s-tl.lo) / tl.width); b < timelineBuckets; b++ {
+		bs := tl.lo + int64(float64(b)*tl.width)
+		be := tl.lo + int64(float64(b+1)*tl.width)
+		if b == timelineBuckets-1 {
+			be = tl.hi
+		}
+		if bs >= e {
+			break
+		}
+		if n := min(be, e) - max(bs, s); n > 0 {
+			tl.acc[b][kind] += n
+		}
+	}
+}
+
+// spans labels each bucket and merges neighbours of one kind.
+func (tl *timeline) spans() []TimelineSpan {
+	kinds := append([]string{"busy"}, IdleCauses...)
 	var out []TimelineSpan
-	for b := range acc {
+	for b := range tl.acc {
 		best, bestN := -1, int64(0)
-		for k, n := range acc[b] {
+		for k, n := range tl.acc[b] {
 			if n > bestN {
 				best, bestN = k, n
 			}
@@ -224,14 +265,14 @@ func (d *deriver) timeline(busy ivset, causes []ivset) {
 		if best < 0 {
 			continue
 		}
-		off := float64(b) * width / 1e3
+		off := float64(b) * tl.width / 1e3
 		if len(out) > 0 && out[len(out)-1].Kind == kinds[best] && near(out[len(out)-1].OffsetUS+out[len(out)-1].DurUS, off) {
-			out[len(out)-1].DurUS += width / 1e3
+			out[len(out)-1].DurUS += tl.width / 1e3
 			continue
 		}
-		out = append(out, TimelineSpan{OffsetUS: off, DurUS: width / 1e3, Kind: kinds[best]})
+		out = append(out, TimelineSpan{OffsetUS: off, DurUS: tl.width / 1e3, Kind: kinds[best]})
 	}
-	d.f.Timeline = out
+	return out
 }
 
 func near(a, b float64) bool { return a-b < 1e-6 && b-a < 1e-6 }

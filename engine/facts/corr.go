@@ -74,3 +74,55 @@ func (x *corrIndex) get(c int64) (int, bool) {
 	}
 	return int(x.dense[k]) - 1, true
 }
+
+// corrSet is a set of correlation ids: a bitmap over their range when
+// they are compact (as for corrIndex), else a map.
+type corrSet struct {
+	lo   int64
+	bits []uint64
+	m    map[int64]struct{}
+}
+
+// newCorrSet holds the correlation ids of evs[i] for i in idx that carry
+// one.
+func newCorrSet(evs []trace.Event, idx []int) *corrSet {
+	s := &corrSet{}
+	n := 0
+	lo, hi := int64(0), int64(0)
+	for _, i := range idx {
+		if e := &evs[i]; e.Has&trace.HasCorrelation != 0 {
+			if n == 0 || e.Correlation < lo {
+				lo = e.Correlation
+			}
+			if n == 0 || e.Correlation > hi {
+				hi = e.Correlation
+			}
+			n++
+		}
+	}
+	if span := uint64(hi - lo); n > 0 && span/64 < uint64(n) {
+		s.lo, s.bits = lo, make([]uint64, span/64+1)
+	} else {
+		s.m = make(map[int64]struct{}, n)
+	}
+	for _, i := range idx {
+		if e := &evs[i]; e.Has&trace.HasCorrelation != 0 {
+			if s.bits != nil {
+				k := uint64(e.Correlation - s.lo)
+				s.bits[k/64] |= 1 << (k % 64)
+			} else {
+				s.m[e.Correlation] = struct{}{}
+			}
+		}
+	}
+	return s
+}
+
+func (s *corrSet) has(c int64) bool {
+	if s.bits == nil {
+		_, ok := s.m[c]
+		return ok
+	}
+	k := uint64(c - s.lo)
+	return k/64 < uint64(len(s.bits)) && s.bits[k/64]&(1<<(k%64)) != 0
+}

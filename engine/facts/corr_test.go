@@ -62,3 +62,30 @@ func TestSortOpKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestCorrSet checks membership in both layouts, ids outside the range
+// and events without a correlation id.
+func TestCorrSet(t *testing.T) {
+	for name, ids := range map[string][]int64{"bitmap": {100, 163, 164, 300}, "map": {100, 1 << 40, -5, 7}} {
+		var evs []trace.Event
+		for _, c := range ids {
+			evs = append(evs, trace.Event{Has: trace.HasCorrelation, Correlation: c})
+		}
+		evs = append(evs, trace.Event{Correlation: 555}) // no correlation arg
+		idx := []int{0, 1, 2, 3, 4}
+		s := newCorrSet(evs, idx)
+		if (s.bits != nil) != (name == "bitmap") {
+			t.Errorf("%s: bitmap layout = %v", name, s.bits != nil)
+		}
+		for _, c := range ids {
+			if !s.has(c) {
+				t.Errorf("%s: has(%d) = false", name, c)
+			}
+		}
+		for _, c := range []int64{555, 99, 101, 165, 301, 1 << 41, -6} {
+			if s.has(c) {
+				t.Errorf("%s: has(%d) = true", name, c)
+			}
+		}
+	}
+}

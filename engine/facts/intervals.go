@@ -157,23 +157,16 @@ func overlap(a, b ivset) int64 {
 	return n
 }
 
-// partition splits base among roles in priority order: each role gets the
-// part of base it covers that no earlier role claimed. It returns one
-// ivset per role and the unclaimed rest.
+// partition splits base among roles in priority order: each point of
+// base goes to the first role covering it, or to none (owner -1). It calls
+// emit for each piece, in time order, so callers total or bucket the
+// pieces without building them.
 //
 // One sweep over base: at each point the owner is the first role covering
 // it, and the owner's piece runs until its interval ends or an earlier
 // role starts, whichever comes first.
-func partition(base ivset, roles []ivset) (parts []ivset, rest ivset) {
-	parts = make([]ivset, len(roles))
+func partition(base ivset, roles []ivset, emit func(owner int, s, e int64)) {
 	at := make([]int, len(roles)) // per role: first interval ending after p
-	add := func(set ivset, s, e int64) ivset {
-		if k := len(set) - 1; k >= 0 && set[k].e == s {
-			set[k].e = e
-			return set
-		}
-		return append(set, interval{s, e})
-	}
 	for _, b := range base {
 		for p := b.s; p < b.e; {
 			owner, next := -1, b.e
@@ -192,13 +185,8 @@ func partition(base ivset, roles []ivset) (parts []ivset, rest ivset) {
 				}
 				next = min(next, set[j].s)
 			}
-			if owner >= 0 {
-				parts[owner] = add(parts[owner], p, next)
-			} else {
-				rest = add(rest, p, next)
-			}
+			emit(owner, p, next)
 			p = next
 		}
 	}
-	return parts, rest
 }

@@ -26,7 +26,7 @@ func TestIntervalAlgebra(t *testing.T) {
 	if got := a.clipLen(20, 30); got != 0 {
 		t.Errorf("clipLen in a gap = %d", got)
 	}
-	parts, rest := partition(ivset{{0, 100}}, []ivset{{{10, 30}}, {{20, 50}}, {{0, 5}, {90, 200}}})
+	parts, rest := partitionSets(ivset{{0, 100}}, []ivset{{{10, 30}}, {{20, 50}}, {{0, 5}, {90, 200}}})
 	if !reflect.DeepEqual(parts, []ivset{{{10, 30}}, {{30, 50}}, {{0, 5}, {90, 100}}}) || !reflect.DeepEqual(rest, ivset{{5, 10}, {50, 90}}) {
 		t.Errorf("partition = %v rest %v", parts, rest)
 	}
@@ -109,7 +109,7 @@ func TestPartitionSweep(t *testing.T) {
 		for k := range roles {
 			roles[k] = randSet()
 		}
-		parts, rest := partition(base, roles)
+		parts, rest := partitionSets(base, roles)
 		left := base
 		for k, r := range roles {
 			want := intersect(left, r)
@@ -126,4 +126,26 @@ func TestPartitionSweep(t *testing.T) {
 			t.Fatalf("overlap(%v, %v) = %d, want %d", a, b, got, want)
 		}
 	}
+}
+
+// partitionSets collects partition's pieces into one set per owner.
+func partitionSets(base ivset, roles []ivset) (parts []ivset, rest ivset) {
+	parts = make([]ivset, len(roles))
+	last := interval{-1, -1}
+	partition(base, roles, func(owner int, s, e int64) {
+		if s < last.e || e <= s {
+			panic("pieces out of time order or empty")
+		}
+		last = interval{s, e}
+		set := &rest
+		if owner >= 0 {
+			set = &parts[owner]
+		}
+		if k := len(*set) - 1; k >= 0 && (*set)[k].e == s {
+			(*set)[k].e = e
+			return
+		}
+		*set = append(*set, interval{s, e})
+	})
+	return parts, rest
 }

@@ -80,12 +80,7 @@ func slope(xs, ys []float64) float64 {
 // setup derives profiling-setup and step-variance facts.
 func (d *deriver) setup() {
 	evs := d.t.Events
-	gpuCorr := map[int64]bool{}
-	for _, i := range d.gpuActs {
-		if e := &evs[i]; e.Has&trace.HasCorrelation != 0 {
-			gpuCorr[e.Correlation] = true
-		}
-	}
+	gpuCorr := newCorrSet(evs, d.gpuActs)
 	var launches, orphans int64
 	for _, i := range d.calls {
 		e := &evs[i]
@@ -93,7 +88,7 @@ func (d *deriver) setup() {
 			continue
 		}
 		launches++
-		if e.Has&trace.HasCorrelation != 0 && !gpuCorr[e.Correlation] {
+		if e.Has&trace.HasCorrelation != 0 && !gpuCorr.has(e.Correlation) {
 			orphans++
 		}
 	}
