@@ -101,16 +101,28 @@ func (d *deriver) capabilities() {
 // facts that need only them (a few percent of a trace's events) do not
 // scan the whole store.
 func (d *deriver) indexTimelines() {
-	// Capacity for all: only what is written is ever touched.
-	d.gpuActs = make([]int, 0, len(d.t.Events))
-	d.calls = make([]int, 0, len(d.t.Events))
-	for i := range d.t.Events {
-		e := &d.t.Events[i]
+	evs := d.t.Events
+	// kind: 1 GPU activity, 2 runtime call, 0 neither.
+	kind := func(e *trace.Event) int {
 		switch {
 		case e.Ph != trace.PhComplete:
 		case e.Cat.IsGPUActivity():
-			d.gpuActs = append(d.gpuActs, i)
+			return 1
 		case e.Cat.IsRuntime():
+			return 2
+		}
+		return 0
+	}
+	var n [3]int
+	for i := range evs {
+		n[kind(&evs[i])]++
+	}
+	d.gpuActs, d.calls = make([]int, 0, n[1]), make([]int, 0, n[2])
+	for i := range evs {
+		switch kind(&evs[i]) {
+		case 1:
+			d.gpuActs = append(d.gpuActs, i)
+		case 2:
 			d.calls = append(d.calls, i)
 		}
 	}
