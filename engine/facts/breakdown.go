@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/stepdoctor/stepdoctor/engine/trace"
+	"github.com/stepdoctor/stepdoctor/internal/hugemem"
 )
 
 // thread identifies a host thread.
@@ -15,9 +16,9 @@ type thread struct{ pid, tid trace.ID }
 func (d *deriver) breakdown() {
 	evs := d.t.Events
 	nGPU, nCPU := len(d.gpuActs), len(evs)-len(d.gpuActs)
-	kernel := make([]interval, 0, nGPU)
-	runtimeIv := make([]interval, 0, nCPU/2)
-	cpuOp := make([]interval, 0, nCPU)
+	kernel := hugemem.Make[interval](0, nGPU)
+	runtimeIv := hugemem.Make[interval](0, nCPU/2)
+	cpuOp := hugemem.Make[interval](0, nCPU)
 	var comm, memcpy, memset, dl, commCPU []interval
 	launches := map[thread]int{}
 	for i := range evs {
@@ -161,7 +162,7 @@ func (d *deriver) idleCauses(win ivset, launches map[thread]int) {
 	}
 	spans := make([][]interval, len(count))
 	for c := range spans {
-		spans[c] = make([]interval, 0, count[c])
+		spans[c] = hugemem.Make[interval](0, count[c])
 	}
 	for i := range evs {
 		if e := &evs[i]; ok {

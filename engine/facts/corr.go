@@ -1,6 +1,9 @@
 package facts
 
-import "github.com/stepdoctor/stepdoctor/engine/trace"
+import (
+	"github.com/stepdoctor/stepdoctor/engine/trace"
+	"github.com/stepdoctor/stepdoctor/internal/hugemem"
+)
 
 // corrIndex maps a correlation id to the index in Trace.Events of the
 // runtime/driver call that carries it (the first in file order).
@@ -41,7 +44,7 @@ func newCorrIndex(evs []trace.Event, calls []int) *corrIndex {
 	}
 	span := uint64(hi - lo)
 	if n > 0 && span < uint64(denseSlack*n+1024) && len(evs) < 1<<31-1 {
-		x.lo, x.dense = lo, make([]int32, span+1)
+		x.lo, x.dense = lo, hugemem.Make[int32](int(span+1), int(span+1))
 	} else {
 		x.m = make(map[int64]int, n)
 	}

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/stepdoctor/stepdoctor/engine/trace"
+	"github.com/stepdoctor/stepdoctor/internal/hugemem"
 )
 
 // gpu derives busy/idle, kernel and memcpy facts for the primary device.
@@ -16,7 +17,8 @@ func (d *deriver) gpu() {
 		return
 	}
 	f, evs := d.f, d.t.Events
-	var busy, copies []interval
+	busy := hugemem.Make[interval](0, len(d.gpuActs))
+	var copies []interval
 	var kernels, short, withLaunch, launchBound, linked, graph int64
 	var mc, htod, dtoh, dtod, pageable, pageableHtoD, bytes int64
 	var pageableIdx, shortIdx []int

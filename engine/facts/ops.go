@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/stepdoctor/stepdoctor/engine/trace"
+	"github.com/stepdoctor/stepdoctor/internal/hugemem"
 )
 
 // opIndex is the host operator tree: every CPU operator (cpu_op, Operator,
@@ -45,7 +46,7 @@ func (d *deriver) buildOps() *opIndex {
 	evs := d.t.Events
 	ops := d.opOrder()
 	n := len(ops)
-	x := &opIndex{ops: ops, parent: make([]int, n), selfNS: make([]int64, n), byThread: map[thread][2]int{}, ext: make([]extPos, 0, n)}
+	x := &opIndex{ops: ops, parent: hugemem.Make[int](n, n), selfNS: hugemem.Make[int64](n, n), byThread: map[thread][2]int{}, ext: hugemem.Make[extPos](0, n)}
 	var stack []int
 	start := 0
 	for pos, i := range ops {
@@ -82,8 +83,8 @@ func (d *deriver) buildOps() *opIndex {
 	}
 	slices.SortStableFunc(x.ext, func(a, b extPos) int { return cmp.Compare(a.ext, b.ext) })
 	x.ext = slices.CompactFunc(x.ext, func(a, b extPos) bool { return a.ext == b.ext })
-	x.devSelf = make([]int64, n)
-	x.devTotal = make([]int64, n)
+	x.devSelf = hugemem.Make[int64](n, n)
+	x.devTotal = hugemem.Make[int64](n, n)
 	for i := range x.selfNS {
 		x.selfNS[i] = max(x.selfNS[i], 0)
 	}
@@ -143,7 +144,7 @@ func (d *deriver) opOrder() []int {
 		start[k] = next
 		next += count[k]
 	}
-	keys := make([]opKey, n)
+	keys := hugemem.Make[opKey](n, n)
 	fill := slices.Clone(start)
 	for i := range evs {
 		if e := &evs[i]; d.isOp(e) {
@@ -159,7 +160,7 @@ func (d *deriver) opOrder() []int {
 			tmp = sortOpKeys(seg, tmp)
 		}
 	}
-	ops := make([]int, len(keys))
+	ops := hugemem.Make[int](len(keys), len(keys))
 	for j, k := range keys {
 		ops[j] = int(k.i)
 	}
@@ -186,7 +187,7 @@ func sortOpKeys(keys, tmp []opKey) []opKey {
 		lo, hi = min(lo, k.ts), max(hi, k.ts)
 	}
 	if cap(tmp) < len(keys) {
-		tmp = make([]opKey, len(keys))
+		tmp = hugemem.Make[opKey](len(keys), len(keys))
 	}
 	src, dst := keys, tmp[:len(keys)]
 	const bits = 11

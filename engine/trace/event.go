@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+
+	"github.com/stepdoctor/stepdoctor/internal/hugemem"
 )
 
 // rawEvent collects one event object's fields before it is classified.
@@ -359,9 +361,7 @@ func (p *parser) keep(ev *Event) {
 		if !p.sized && len(p.chunks) == 1 {
 			p.sized = true
 			if est := p.estimate(len(p.chunks[0])); est > 0 {
-				p.flat = make([]Event, 0, est)
-				adviseHugePages(p.flat)
-				p.flat = append(p.flat, p.chunks[0]...)
+				p.flat = append(hugemem.Make[Event](0, est), p.chunks[0]...)
 				p.chunks = nil
 				p.flat = append(p.flat, *ev)
 				return
