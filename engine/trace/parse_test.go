@@ -3,9 +3,11 @@ package trace
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -439,6 +441,48 @@ func TestSizedEventStore(t *testing.T) {
 			if tr.Events[i] != plain.Events[i] {
 				t.Fatalf("size %d: event %d differs", size, i)
 			}
+		}
+	}
+}
+
+// TestLayoutsParseAlike parses one trace written compact, indented as
+// Kineto writes it, and with tabs, CR LF and a prefix, and wants the same
+// events: the reader's fast paths (plain keys, short strings) and its
+// general path must agree. Keys longer than the fast path scans, escaped
+// keys and names, and numbers in every form are included.
+func TestLayoutsParseAlike(t *testing.T) {
+	src := `{"schemaVersion": 1, "traceEvents": [
+	{"ph": "X", "cat": "cpu_op", "name": "aten::add_", "pid": 7, "tid": "4093687616", "ts": 1606910596302961, "dur": 14,
+	 "args": {"External id": 106, "Input Dims": [[32, 128, 28, 28], [], []], "Input type": ["float", "Scalar"], "Trace name": "PyTorch Profiler",
+	          "a key longer than the fast path scans": {"nested": [1, 2.5e3, -0.5, true, null]}, "esc\"aped key": "C:\\tmp"}},
+	{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 7, "tid": 7, "ts": 1606910596302962.5, "dur": 3.25,
+	 "args": {"correlation": 9007199254740993, "External id": 106}},
+	{"ph": "X", "cat": "kernel", "name": "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>, at::detail::Array<char*, 3> >(int, at::native::AddFunctor<float>, at::detail::Array<char*, 3>)",
+	 "pid": 0, "tid": "stream 7", "ts": "1606910596302970.125", "dur": 1e1, "args": {"device": 0, "stream": 7, "correlation": 9007199254740993, "bytes": -12}},
+	{"ph": "i", "s": "t", "name": "[memory]", "pid": 7, "tid": 7, "ts": 1606910596302980, "args": {"Bytes": 512, "Total Allocated": 4096, "Device Id": 0}},
+	{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 7, "tid": 7, "ts": 1606910596302900, "dur": 200, "args": {}}
+	], "deviceProperties": [{"id": 0, "name": "V100", "totalGlobalMem": 34079637504}]}`
+	var compact, indented, odd bytes.Buffer
+	if err := json.Compact(&compact, []byte(src)); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Indent(&indented, compact.Bytes(), "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Indent(&odd, compact.Bytes(), "\r", "\t"); err != nil {
+		t.Fatal(err)
+	}
+	want := parse(t, compact.String())
+	if len(want.Events) != 5 || want.Health.Repaired {
+		t.Fatalf("compact: %d events, repaired %v; want 5, not repaired", len(want.Events), want.Health.Repaired)
+	}
+	for name, layout := range map[string]string{"indented": indented.String(), "odd whitespace": odd.String(), "as written": src} {
+		got := parse(t, layout)
+		if !reflect.DeepEqual(got.Events, want.Events) || !reflect.DeepEqual(got.strs, want.strs) || !reflect.DeepEqual(got.ids, want.ids) {
+			t.Errorf("%s layout: events differ from compact:\n got %+v\nwant %+v", name, got.Events, want.Events)
+		}
+		if got.RecordShapes != want.RecordShapes || got.ProfileMemory != want.ProfileMemory || len(got.Devices) != 1 {
+			t.Errorf("%s layout: flags or devices differ", name)
 		}
 	}
 }
