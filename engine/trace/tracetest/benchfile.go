@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -50,22 +49,12 @@ func BenchFile(tb testing.TB, shared string, mb int64) (string, int64) {
 	return path, n
 }
 
-// CPUTime returns the process's user+system CPU time so far: every
-// thread's, so GC workers and the gzip read-ahead count too.
-func CPUTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // ReportCPU adds the MB/cpu-s metric to a benchmark: its bytes (1e6 per
 // MB, as b.SetBytes's MB/s) per second of process CPU time since start.
 // The throughput goal is stated in it; MB/s is wall-clock.
 func ReportCPU(b *testing.B, bytes int64, start time.Duration) {
 	used := CPUTime() - start
-	if used <= 0 {
+	if used <= 0 { // CPU time unknown on this OS
 		return
 	}
 	b.ReportMetric(float64(bytes)*float64(b.N)/1e6/used.Seconds(), "MB/cpu-s")
