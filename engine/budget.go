@@ -8,10 +8,11 @@ import (
 	"sync/atomic"
 )
 
-// Memory estimates for the parallel-read budget. The reader keeps about
-// 0.2 bytes of events per byte of JSON (measured on the shared traces with
-// the 88-byte Event), briefly twice that while joining chunks; gzip traces
-// inflate about 10x.
+// Memory estimates for the parallel-read budget. The reader keeps 0.2 to
+// 0.35 bytes of events per byte of JSON (96-byte Event; 0.33 on the
+// repeated ResNet50 benchmark trace), and with the facts' temporaries the
+// process peaks at 0.47x (2 GB) to 0.6x (200 MB) of the file plus its
+// fixed ~35 MB; gzip traces inflate about 10x.
 const (
 	memPerJSONByte = 0.5
 	gzipInflation  = 10
