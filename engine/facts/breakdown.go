@@ -155,17 +155,18 @@ func (d *deriver) idleCauses(win ivset, launches map[thread]int) {
 		return -1
 	}
 	var count [5]int
-	for i := range evs {
-		if c := cause(&evs[i]); c >= 0 {
-			count[c]++
-		}
-	}
 	spans := make([][]interval, len(count))
-	for c := range spans {
-		spans[c] = hugemem.Make[interval](0, count[c])
-	}
-	for i := range evs {
-		if e := &evs[i]; ok {
+	if ok {
+		for i := range evs {
+			if c := cause(&evs[i]); c >= 0 {
+				count[c]++
+			}
+		}
+		for c := range spans {
+			spans[c] = hugemem.Make[interval](0, count[c])
+		}
+		for i := range evs {
+			e := &evs[i]
 			if c := cause(e); c >= 0 {
 				spans[c] = append(spans[c], interval{e.TS, e.End()})
 			}

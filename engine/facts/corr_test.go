@@ -1,8 +1,6 @@
 package facts
 
 import (
-	"math/rand/v2"
-	"slices"
 	"testing"
 
 	"github.com/stepdoctor/stepdoctor/engine/trace"
@@ -35,29 +33,6 @@ func TestCorrIndex(t *testing.T) {
 			i, ok := x.get(c.corr)
 			if ok != c.ok || ok && i != c.i {
 				t.Errorf("%s: get(%d) = %d, %v; want %d, %v", name, c.corr, i, ok, c.i, c.ok)
-			}
-		}
-	}
-}
-
-// TestSortOpKeys checks the radix sort against slices.SortFunc on random
-// keys with many equal starts and durations, small and large spans.
-func TestSortOpKeys(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	var tmp []opKey
-	for _, n := range []int{0, 1, 255, 256, 1000, 5000} {
-		for _, span := range []int64{1, 50, 1 << 20, 1 << 40} {
-			keys := make([]opKey, n)
-			for i := range keys {
-				keys[i] = opKey{ts: 1e15 + rng.Int64N(span), dur: rng.Int64N(4), index: int32(rng.IntN(n + 1)), i: int32(i)}
-			}
-			want := slices.Clone(keys)
-			slices.SortStableFunc(want, opKeyCmp)
-			tmp = sortOpKeys(keys, tmp)
-			for i := range keys {
-				if opKeyCmp(keys[i], want[i]) != 0 {
-					t.Fatalf("n=%d span=%d: key %d = %+v, want %+v", n, span, i, keys[i], want[i])
-				}
 			}
 		}
 	}

@@ -328,7 +328,8 @@ func (d *deriver) inWindow(ts int64) bool {
 	return lo < len(w) && w[lo].s <= ts
 }
 
-// clippedUnion returns |union(iv) ∩ W| in nanoseconds.
+// clippedUnion returns |union(iv) ∩ W| in nanoseconds. Like unionOf, it
+// reorders and overwrites iv.
 func (d *deriver) clippedUnion(iv []interval) int64 { return overlap(unionOf(iv), d.window) }
 
 func (d *deriver) ratio(ns int64) *float64 {

@@ -174,9 +174,10 @@ func opKeyCmp(a, b opKey) int {
 
 // sortOpKeys sorts keys by opKeyCmp: an LSD radix sort on the start
 // (relative to the earliest, 11 bits a pass, so a 2 s thread takes 3
-// passes), which is stable, then an insertion pass that orders the runs
-// of equal starts (short: a parent and its first child). tmp is scratch
-// space, returned for reuse.
+// passes), then each run of equal starts sorted by the rest of the key.
+// Runs are usually a parent and its first child, but a damaged trace may
+// put a whole thread at one timestamp; that run is one O(n log n) sort.
+// tmp is scratch space, returned for reuse.
 func sortOpKeys(keys, tmp []opKey) []opKey {
 	if len(keys) < 256 {
 		slices.SortFunc(keys, opKeyCmp)
@@ -211,10 +212,16 @@ func sortOpKeys(keys, tmp []opKey) []opKey {
 	if &src[0] != &keys[0] {
 		copy(keys, src)
 	}
-	for i := 1; i < len(keys); i++ {
-		for j := i; j > 0 && keys[j-1].ts == keys[j].ts && opKeyCmp(keys[j-1], keys[j]) > 0; j-- {
-			keys[j-1], keys[j] = keys[j], keys[j-1]
+	// Order each run of equal starts by the rest of the key.
+	for a := 0; a < len(keys); {
+		b := a + 1
+		for b < len(keys) && keys[b].ts == keys[a].ts {
+			b++
 		}
+		if b-a > 1 {
+			slices.SortFunc(keys[a:b], opKeyCmp)
+		}
+		a = b
 	}
 	return tmp
 }
