@@ -197,14 +197,9 @@ func (p *parser) timeValue() (int64, bool, error) {
 // args reads the args object, keeping the keys facts use.
 func (p *parser) args(ev *Event) error {
 	lx := p.lx
-	c, err := lx.peek()
-	if err != nil {
+	if ok, err := lx.open('{'); !ok {
 		return err
 	}
-	if c != '{' {
-		return lx.skipValue()
-	}
-	lx.pos++
 	for first := true; ; first = false {
 		k, done, err := p.member(first, "args")
 		if err != nil || done {
@@ -244,7 +239,7 @@ func (p *parser) args(ev *Event) error {
 			}
 			continue
 		}
-		c, err = lx.peek()
+		c, err := lx.peek()
 		if err != nil {
 			return err
 		}

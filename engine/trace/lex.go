@@ -105,6 +105,21 @@ func (l *lexer) peekSlow() (byte, error) {
 	}
 }
 
+// open consumes the container opener c ('{' or '[') after optional
+// whitespace and reports true; a value of any other kind is skipped and
+// reports false.
+func (l *lexer) open(c byte) (bool, error) {
+	got, err := l.peek()
+	if err != nil {
+		return false, err
+	}
+	if got != c {
+		return false, l.skipValue()
+	}
+	l.pos++
+	return true, nil
+}
+
 // expect consumes c after optional whitespace.
 func (l *lexer) expect(c byte) error {
 	got, err := l.peek()

@@ -27,11 +27,10 @@ func decompress(br *bufio.Reader) (io.Reader, bool, error) {
 // deviceProps reads the deviceProperties array.
 func (p *parser) deviceProps() error {
 	lx := p.lx
-	return p.items(func(c byte) error {
-		if c != '{' {
-			return lx.skipValue()
+	return p.items(func(byte) error {
+		if ok, err := lx.open('{'); !ok {
+			return err
 		}
-		lx.pos++
 		var d DeviceProps
 		if err := p.objectFields(func(key string) error {
 			switch key {
@@ -75,14 +74,9 @@ func (p *parser) deviceProps() error {
 // an array is skipped.
 func (p *parser) items(f func(c byte) error) error {
 	lx := p.lx
-	c, err := lx.peek()
-	if err != nil {
+	if ok, err := lx.open('['); !ok {
 		return err
 	}
-	if c != '[' {
-		return lx.skipValue()
-	}
-	lx.pos++
 	for {
 		c, err := lx.peek()
 		if err != nil {
@@ -105,16 +99,11 @@ func (p *parser) items(f func(c byte) error) error {
 // distInfo reads the distributedInfo object.
 func (p *parser) distInfo() error {
 	lx := p.lx
-	c, err := lx.peek()
-	if err != nil {
+	if ok, err := lx.open('{'); !ok {
 		return err
 	}
-	if c != '{' {
-		return lx.skipValue()
-	}
-	lx.pos++
 	d := &DistributedInfo{}
-	err = p.objectFields(func(key string) error {
+	err := p.objectFields(func(key string) error {
 		switch key {
 		case "rank", "world_size":
 			c, err := lx.peek()
