@@ -2,10 +2,10 @@ package facts_test
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stepdoctor/stepdoctor/engine/facts"
+	"github.com/stepdoctor/stepdoctor/engine/facts/factstest"
 	"github.com/stepdoctor/stepdoctor/engine/trace"
 	"github.com/stepdoctor/stepdoctor/engine/trace/tracetest"
 )
@@ -14,7 +14,7 @@ import (
 // SetBytes counts the trace's JSON bytes, so MB/s adds up with
 // trace.BenchmarkParse to the parse+facts figure.
 func BenchmarkDerive(b *testing.B) {
-	path, size := tracetest.BenchFile(b, filepath.Join("..", "..", "..", "shared", "traces"), 200)
+	path, size := tracetest.BenchFile(b, factstest.SharedTraces(b), 200)
 	f, err := os.Open(path)
 	if err != nil {
 		b.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/stepdoctor/stepdoctor/engine/facts"
+	"github.com/stepdoctor/stepdoctor/engine/facts/factstest"
 	"github.com/stepdoctor/stepdoctor/engine/trace"
 	"github.com/stepdoctor/stepdoctor/engine/trace/tracetest"
 )
@@ -17,7 +18,42 @@ import (
 // benchFile returns a benchmark input of at least mb MiB (see
 // tracetest.BenchFile).
 func benchFile(b *testing.B, mb int64) (string, int64) {
-	return tracetest.BenchFile(b, filepath.Join("..", "..", "..", "shared", "traces"), mb)
+	return tracetest.BenchFile(b, factstest.SharedTraces(b), mb)
+}
+
+// gzipFile returns benchFile's input gzip-compressed, cached beside it,
+// and the uncompressed size (what MB/s counts).
+func gzipFile(b *testing.B, mb int64) (string, int64) {
+	path, size := benchFile(b, mb)
+	gzPath := path + ".gz"
+	if _, err := os.Stat(gzPath); err == nil {
+		return gzPath, size
+	}
+	in, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.CreateTemp(filepath.Dir(gzPath), "stepdoctor-bench-*.tmp")
+	if err != nil {
+		b.Fatal(err)
+	}
+	zw := gzip.NewWriter(out)
+	_, err = io.Copy(zw, in)
+	if cerr := zw.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(out.Name(), gzPath)
+	}
+	if err != nil {
+		os.Remove(out.Name())
+		b.Fatal(err)
+	}
+	return gzPath, size
 }
 
 func sizes() []int64 {
@@ -27,10 +63,12 @@ func sizes() []int64 {
 	return []int64{20, 200}
 }
 
-func benchRead(b *testing.B, withFacts bool) {
+// benchEach runs read over each input size's file, b.N times a size,
+// counting the uncompressed JSON bytes.
+func benchEach(b *testing.B, input func(*testing.B, int64) (string, int64), read func(f *os.File, path string) error) {
 	for _, mb := range sizes() {
 		b.Run(fmt.Sprintf("%dMB", mb), func(b *testing.B) {
-			path, size := benchFile(b, mb)
+			path, size := input(b, mb)
 			b.SetBytes(size)
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -40,13 +78,10 @@ func benchRead(b *testing.B, withFacts bool) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				t, err := trace.Parse(f, path)
+				err = read(f, path)
 				f.Close()
 				if err != nil {
 					b.Fatal(err)
-				}
-				if withFacts {
-					facts.Derive(t, facts.DefaultConfig())
 				}
 			}
 		})
@@ -54,81 +89,40 @@ func benchRead(b *testing.B, withFacts bool) {
 }
 
 // BenchmarkParse measures the reader alone (MB/s of uncompressed JSON).
-func BenchmarkParse(b *testing.B) { benchRead(b, false) }
+func BenchmarkParse(b *testing.B) {
+	benchEach(b, benchFile, func(f *os.File, path string) error {
+		_, err := trace.Parse(f, path)
+		return err
+	})
+}
 
 // BenchmarkParseFacts measures reader plus facts.Derive.
-func BenchmarkParseFacts(b *testing.B) { benchRead(b, true) }
+func BenchmarkParseFacts(b *testing.B) {
+	benchEach(b, benchFile, func(f *os.File, path string) error {
+		t, err := trace.Parse(f, path)
+		if err == nil {
+			facts.Derive(t, facts.DefaultConfig())
+		}
+		return err
+	})
+}
 
 // BenchmarkEncodingJSON decodes the same files with encoding/json into
 // generic events, the baseline the reader is compared against.
 func BenchmarkEncodingJSON(b *testing.B) {
-	for _, mb := range sizes() {
-		b.Run(fmt.Sprintf("%dMB", mb), func(b *testing.B) {
-			path, size := benchFile(b, mb)
-			b.SetBytes(size)
-			b.ReportAllocs()
-			b.ResetTimer()
-			defer tracetest.ReportCPU(b, size, tracetest.CPUTime())
-			for i := 0; i < b.N; i++ {
-				f, err := os.Open(path)
-				if err != nil {
-					b.Fatal(err)
-				}
-				var doc struct {
-					TraceEvents []map[string]any `json:"traceEvents"`
-				}
-				err = json.NewDecoder(f).Decode(&doc)
-				f.Close()
-				if err != nil && err != io.EOF {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+	benchEach(b, benchFile, func(f *os.File, _ string) error {
+		var doc struct {
+			TraceEvents []map[string]any `json:"traceEvents"`
+		}
+		return json.NewDecoder(f).Decode(&doc)
+	})
 }
 
 // BenchmarkParseGzip measures the reader on gzip input; SetBytes counts
 // uncompressed bytes, so MB/s compares with BenchmarkParse.
 func BenchmarkParseGzip(b *testing.B) {
-	for _, mb := range sizes() {
-		b.Run(fmt.Sprintf("%dMB", mb), func(b *testing.B) {
-			path, size := benchFile(b, mb)
-			gzPath := path + ".gz"
-			if _, err := os.Stat(gzPath); err != nil {
-				in, err := os.Open(path)
-				if err != nil {
-					b.Fatal(err)
-				}
-				out, err := os.Create(gzPath + ".tmp")
-				if err != nil {
-					b.Fatal(err)
-				}
-				zw := gzip.NewWriter(out)
-				if _, err := io.Copy(zw, in); err != nil {
-					b.Fatal(err)
-				}
-				zw.Close()
-				out.Close()
-				in.Close()
-				if err := os.Rename(gzPath+".tmp", gzPath); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.SetBytes(size)
-			b.ReportAllocs()
-			b.ResetTimer()
-			defer tracetest.ReportCPU(b, size, tracetest.CPUTime())
-			for i := 0; i < b.N; i++ {
-				f, err := os.Open(gzPath)
-				if err != nil {
-					b.Fatal(err)
-				}
-				_, err = trace.Parse(f, gzPath)
-				f.Close()
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+	benchEach(b, gzipFile, func(f *os.File, path string) error {
+		_, err := trace.Parse(f, path)
+		return err
+	})
 }
