@@ -27,22 +27,7 @@ const denseSlack = 16
 // evs) that carry a correlation id.
 func newCorrIndex(evs []trace.Event, calls []int) *corrIndex {
 	x := &corrIndex{}
-	n := 0
-	lo, hi := int64(0), int64(0)
-	for _, i := range calls {
-		e := &evs[i]
-		if e.Has&trace.HasCorrelation == 0 {
-			continue
-		}
-		if n == 0 || e.Correlation < lo {
-			lo = e.Correlation
-		}
-		if n == 0 || e.Correlation > hi {
-			hi = e.Correlation
-		}
-		n++
-	}
-	span := uint64(hi - lo)
+	lo, span, n := corrRange(evs, calls)
 	if n > 0 && span < uint64(denseSlack*n+1024) && len(evs) < 1<<31-1 {
 		x.lo, x.dense = lo, hugemem.Make[int32](int(span+1), int(span+1))
 	} else {
@@ -65,6 +50,26 @@ func newCorrIndex(evs []trace.Event, calls []int) *corrIndex {
 	return x
 }
 
+// corrRange returns the smallest correlation id among evs[i] for i in
+// idx, the distance to the largest, and how many carry one.
+func corrRange(evs []trace.Event, idx []int) (lo int64, span uint64, n int) {
+	var hi int64
+	for _, i := range idx {
+		e := &evs[i]
+		if e.Has&trace.HasCorrelation == 0 {
+			continue
+		}
+		if n == 0 || e.Correlation < lo {
+			lo = e.Correlation
+		}
+		if n == 0 || e.Correlation > hi {
+			hi = e.Correlation
+		}
+		n++
+	}
+	return lo, uint64(hi - lo), n
+}
+
 // get returns the event index of the call with correlation id c.
 func (x *corrIndex) get(c int64) (int, bool) {
 	if x.dense == nil {
@@ -79,7 +84,7 @@ func (x *corrIndex) get(c int64) (int, bool) {
 }
 
 // corrSet is a set of correlation ids: a bitmap over their range when
-// they are compact (as for corrIndex), else a map.
+// that costs at most 8 bytes an id, else a map.
 type corrSet struct {
 	lo   int64
 	bits []uint64
@@ -90,20 +95,8 @@ type corrSet struct {
 // one.
 func newCorrSet(evs []trace.Event, idx []int) *corrSet {
 	s := &corrSet{}
-	n := 0
-	lo, hi := int64(0), int64(0)
-	for _, i := range idx {
-		if e := &evs[i]; e.Has&trace.HasCorrelation != 0 {
-			if n == 0 || e.Correlation < lo {
-				lo = e.Correlation
-			}
-			if n == 0 || e.Correlation > hi {
-				hi = e.Correlation
-			}
-			n++
-		}
-	}
-	if span := uint64(hi - lo); n > 0 && span/64 < uint64(n) {
+	lo, span, n := corrRange(evs, idx)
+	if n > 0 && span/64 < uint64(n) {
 		s.lo, s.bits = lo, make([]uint64, span/64+1)
 	} else {
 		s.m = make(map[int64]struct{}, n)
