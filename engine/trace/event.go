@@ -383,10 +383,9 @@ func (p *parser) drop(reason, msg string, off int64) {
 	p.note(DiagDropped, reason, msg, off)
 }
 
-func catOf(name string, absent bool) Cat {
-	if absent {
-		return CatNone
-	}
+// catOf is the category a "cat" value names (an absent "cat" is CatNone,
+// decided by the caller).
+func catOf(name string) Cat {
 	if c, ok := catByName[name]; ok {
 		return c
 	}

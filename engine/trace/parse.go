@@ -137,7 +137,7 @@ func (p *parser) str(b []byte, off int64) Str {
 	}
 	s := Str(len(p.t.strs))
 	p.t.strs = append(p.t.strs, text)
-	p.strCat = append(p.strCat, catOf(text, false))
+	p.strCat = append(p.strCat, catOf(text))
 	p.t.intern[key] = s
 	if text == key {
 		slot.text, slot.id = text, s
