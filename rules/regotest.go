@@ -79,7 +79,8 @@ func RunRegoTests(ctx context.Context, s *Set, dir string) ([]CaseResult, error)
 		SetStore(store).
 		SetTimeout(s.timeout).
 		RaiseBuiltinErrors(true).
-		Run(ctx, modules)
+		SetModules(modules).
+		RunTests(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("run rego tests in %s: %w", dir, err)
 	}

@@ -99,7 +99,6 @@ type ctx struct {
 	innerLoop   bool
 	conditional bool
 	profiler    int // index of the enclosing `with profile(...)` block, -1 none
-	inProfiler  bool
 }
 
 func (s *scanner) text(n *sitter.Node) string { return n.Utf8Text(s.src) }

@@ -15,7 +15,6 @@ type rawEvent struct {
 	hasTS   bool
 	hasDur  bool
 	badTime bool
-	name    []byte
 	off     int64
 }
 

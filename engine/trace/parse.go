@@ -177,7 +177,7 @@ func (p *parser) id(b []byte) ID {
 	if v, ok := plainInt(b); ok {
 		return ID(v)
 	}
-	if v, ok := parseInt(b); ok && len(b) > 0 && b[0] != '+' && bytes.IndexAny(b, ".eE") < 0 {
+	if v, ok := parseInt(b); ok && len(b) > 0 && b[0] != '+' && !bytes.ContainsAny(b, ".eE") {
 		return ID(v)
 	}
 	if id, ok := p.t.idOf[string(b)]; ok {
