@@ -77,17 +77,7 @@ func (l *lexer) fill(keep int) (shift int, ok bool) {
 }
 
 // peek skips whitespace and returns the next byte without consuming it.
-// The common case, a token right at l.pos, is inlined at the call site.
 func (l *lexer) peek() (byte, error) {
-	if l.pos < l.end {
-		if c := l.buf[l.pos]; c > ' ' {
-			return c, nil
-		}
-	}
-	return l.peekSlow()
-}
-
-func (l *lexer) peekSlow() (byte, error) {
 	for {
 		for l.pos < l.end {
 			c := l.buf[l.pos]
