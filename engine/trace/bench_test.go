@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stepdoctor/stepdoctor/engine/facts"
@@ -25,35 +24,19 @@ func benchFile(b *testing.B, mb int64) (string, int64) {
 // and the uncompressed size (what MB/s counts).
 func gzipFile(b *testing.B, mb int64) (string, int64) {
 	path, size := benchFile(b, mb)
-	gzPath := path + ".gz"
-	if _, err := os.Stat(gzPath); err == nil {
-		return gzPath, size
-	}
-	in, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.CreateTemp(filepath.Dir(gzPath), "stepdoctor-bench-*.tmp")
-	if err != nil {
-		b.Fatal(err)
-	}
-	zw := gzip.NewWriter(out)
-	_, err = io.Copy(zw, in)
-	if cerr := zw.Close(); err == nil {
-		err = cerr
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(out.Name(), gzPath)
-	}
-	if err != nil {
-		os.Remove(out.Name())
-		b.Fatal(err)
-	}
-	return gzPath, size
+	tracetest.Cached(b, path+".gz", func(w io.Writer) error {
+		in, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		zw := gzip.NewWriter(w)
+		if _, err := io.Copy(zw, in); err != nil {
+			return err
+		}
+		return zw.Close()
+	})
+	return path + ".gz", size
 }
 
 func sizes() []int64 {

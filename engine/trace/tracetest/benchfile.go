@@ -2,6 +2,7 @@ package tracetest
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -23,19 +24,35 @@ func BenchFile(tb testing.TB, shared string, mb int64) (string, int64) {
 		tb.Skipf("skipping: %s not found (shared traces live in ../shared/traces)", src)
 	}
 	path := filepath.Join(os.TempDir(), fmt.Sprintf("stepdoctor-bench-%dmb.json", mb))
-	if st, err := os.Stat(path); err == nil {
-		return path, st.Size()
-	}
-	in, err := os.Open(src)
+	Cached(tb, path, func(w io.Writer) error {
+		in, err := os.Open(src)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		_, err = Repeat(w, in, mb<<20)
+		return err
+	})
+	st, err := os.Stat(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer in.Close()
-	out, err := os.CreateTemp(os.TempDir(), "stepdoctor-bench-*.tmp")
+	return path, st.Size()
+}
+
+// Cached makes path with write unless it exists: written to a temporary
+// file beside it, then renamed, so an interrupted run leaves no partial
+// input behind.
+func Cached(tb testing.TB, path string, write func(io.Writer) error) {
+	tb.Helper()
+	if _, err := os.Stat(path); err == nil {
+		return
+	}
+	out, err := os.CreateTemp(filepath.Dir(path), "stepdoctor-bench-*.tmp")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	n, err := Repeat(out, in, mb<<20)
+	err = write(out)
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
@@ -44,9 +61,8 @@ func BenchFile(tb testing.TB, shared string, mb int64) (string, int64) {
 	}
 	if err != nil {
 		os.Remove(out.Name())
-		tb.Fatal(err)
+		tb.Fatalf("write %s: %v", path, err)
 	}
-	return path, n
 }
 
 // ReportCPU adds the MB/cpu-s metric to a benchmark: its bytes (1e6 per
