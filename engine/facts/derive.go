@@ -37,13 +37,22 @@ var graphLaunchNames = map[string]bool{
 	"cudaGraphLaunch": true, "cudaGraphLaunch_v10000": true, "cuGraphLaunch": true, "hipGraphLaunch": true,
 }
 
-// syncNames are host sync points (DESIGN.md "sync_per_step").
+// syncNames are host sync points (DESIGN.md "sync_per_step", rev 3 "Host
+// syncs"): explicit synchronization, the blocking copies (cudaMemcpy,
+// hipMemcpy, and hipMemcpyWithStream, which ROCm's .cpu() and .item() use)
+// and the aten ops that read a device scalar.
 var syncNames = map[string]bool{
 	"cudaDeviceSynchronize": true, "cudaStreamSynchronize": true, "cudaEventSynchronize": true,
 	"cudaMemcpy": true, "hipDeviceSynchronize": true, "hipStreamSynchronize": true,
-	"hipEventSynchronize": true, "hipMemcpy": true,
+	"hipEventSynchronize": true, "hipMemcpy": true, "hipMemcpyWithStream": true,
 	"aten::item": true, "aten::_local_scalar_dense": true,
 }
+
+// asyncCopyNames are the asynchronous copy calls that the runtime makes
+// synchronous when the copy reads or writes pageable host memory (CUDA
+// Runtime API, "API synchronization behavior"); DESIGN.md rev 3 counts
+// those as host syncs.
+var asyncCopyNames = map[string]bool{"cudaMemcpyAsync": true, "hipMemcpyAsync": true}
 
 // interval is a half-open [s, e) span in nanoseconds.
 type interval struct{ s, e int64 }
@@ -63,7 +72,8 @@ type deriver struct {
 	hasGPU   bool
 	chainNS  int64 // summed duration of chain members
 	kind     []nameKind
-	stepSpan []interval       // each step's extended span, in step order (W is their union)
+	stepSpan []interval       // each step's extended span, in step order (W is their union; the last step uncapped)
+	stepDur  []int64          // each step's duration for statistics (ns): the last step's GPU tail capped
 	busy     ivset            // primary-device GPU activity ∩ W (set by gpu)
 	hot      map[string][]int // hot host events by PySite kind (set by gpu, host)
 }
@@ -246,7 +256,10 @@ func (d *deriver) steps() {
 			ends[k] = starts[k]
 		}
 		d.stepSpan = append(d.stepSpan, interval{starts[k], ends[k]})
-		durs = append(durs, float64(ends[k]-starts[k])/1e3)
+	}
+	d.stepDur, d.f.LastStepDrainUS = capLastStep(d.stepSpan, own)
+	for _, ns := range d.stepDur {
+		durs = append(durs, float64(ns)/1e3)
 	}
 	d.window = unionOf(slices.Clone(d.stepSpan)) // stepSpan stays in step order
 	d.windowNS = ivset(d.window).total()
@@ -261,6 +274,32 @@ func (d *deriver) steps() {
 		refs = append(refs, r)
 	}
 	d.f.Examples["step"] = refs
+}
+
+// capLastStep returns each step's duration for the step statistics and the
+// last step's drain cut off, in microseconds (DESIGN.md rev 3 "Steps and
+// their statistics"). The last step has no successor to bound it, so it can
+// absorb the drain of a deep GPU queue: its GPU tail (end past its CPU end)
+// is capped at the largest tail of the other steps. A single step keeps its
+// tail. spans are the extended steps, own their CPU ends.
+func capLastStep(spans []interval, own []int64) ([]int64, *float64) {
+	durs := make([]int64, len(spans))
+	var maxTail int64
+	for k, s := range spans {
+		durs[k] = s.e - s.s
+		if k < len(spans)-1 {
+			maxTail = max(maxTail, s.e-max(own[k], s.s))
+		}
+	}
+	last := len(spans) - 1
+	var cut int64
+	if last > 0 {
+		s := spans[last]
+		tail := s.e - max(own[last], s.s)
+		cut = max(0, tail-maxTail)
+		durs[last] -= cut
+	}
+	return durs, f64(float64(cut) / 1e3)
 }
 
 // noStepWindow sets W to the first start .. last end of the complete

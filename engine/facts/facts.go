@@ -52,12 +52,15 @@ type Facts struct {
 	Device        *Device `json:"device" expr:"device"`
 
 	// Steps and the analysis window W.
-	StepsCount   int        `json:"steps_count" expr:"steps_count"`
-	WindowUS     float64    `json:"window_us" expr:"window_us"`       // |W|
-	StepTimeUS   *StepStats `json:"step_time_us" expr:"step_time_us"` // nil without steps
-	StepTimeCV   *float64   `json:"step_time_cv" expr:"step_time_cv"` // population stddev / mean
-	GPUBusyRatio *float64   `json:"gpu_busy_ratio" expr:"gpu_busy_ratio"`
-	GPUIdleRatio *float64   `json:"gpu_idle_ratio" expr:"gpu_idle_ratio"`
+	StepsCount int        `json:"steps_count" expr:"steps_count"`
+	WindowUS   float64    `json:"window_us" expr:"window_us"`       // |W|
+	StepTimeUS *StepStats `json:"step_time_us" expr:"step_time_us"` // nil without steps
+	StepTimeCV *float64   `json:"step_time_cv" expr:"step_time_cv"` // population stddev / mean
+	// LastStepDrainUS is the GPU queue drain cut from the last step for the
+	// step statistics (us); nil without steps. W keeps it.
+	LastStepDrainUS *float64 `json:"last_step_drain_us" expr:"last_step_drain_us"`
+	GPUBusyRatio    *float64 `json:"gpu_busy_ratio" expr:"gpu_busy_ratio"`
+	GPUIdleRatio    *float64 `json:"gpu_idle_ratio" expr:"gpu_idle_ratio"`
 
 	// Kernels of the primary device starting in W.
 	KernelCount            *int64   `json:"kernel_count" expr:"kernel_count"`

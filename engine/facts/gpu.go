@@ -153,12 +153,13 @@ func (d *deriver) host() {
 	var dl []interval
 	var dlIdx []int
 	sawDL, single := false, false
+	blocking := d.blockingCopies()
 	for i := range evs {
 		e := &evs[i]
 		if !isCPU(e) {
 			continue
 		}
-		if d.is(e, kSync) {
+		if d.is(e, kSync) || blocking[i] {
 			k := thread{e.PID, e.TID}
 			syncs[k] = append(syncs[k], i)
 		}
@@ -218,6 +219,29 @@ func (d *deriver) host() {
 	}
 	d.examples("dataloader", dlIdx)
 	d.hot["dataloader"] = dlIdx
+}
+
+// blockingCopies returns the cudaMemcpyAsync/hipMemcpyAsync calls whose
+// GPU copy (linked by correlation id) reads or writes pageable memory: the
+// runtime makes those synchronous, so they are host syncs (DESIGN.md rev 3).
+func (d *deriver) blockingCopies() map[int]bool {
+	evs := d.t.Events
+	var out map[int]bool
+	for _, i := range d.gpuActs {
+		g := &evs[i]
+		if g.Cat != trace.CatMemcpy || g.Has&trace.HasCorrelation == 0 || !d.is(g, kPageable) {
+			continue
+		}
+		li, ok := d.launch.get(g.Correlation)
+		if !ok || !d.is(&evs[li], kAsyncCopy) {
+			continue
+		}
+		if out == nil {
+			out = map[int]bool{}
+		}
+		out[li] = true
+	}
+	return out
 }
 
 // sortByStart orders event indexes by start, longer first on ties, then

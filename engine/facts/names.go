@@ -32,6 +32,7 @@ const (
 	kMatmul                              // aten matmul / convolution op
 	kMultiTensor                         // aten::_foreach_* or aten::_fused_* (multi-tensor optimizer kernels)
 	kTensorCoreName                      // kernel name that marks a tensor-core kernel
+	kAsyncCopy                           // cudaMemcpyAsync / hipMemcpyAsync
 )
 
 // matmulOps are the aten ops whose kernels run on tensor cores when the
@@ -58,6 +59,9 @@ func classify(name string) nameKind {
 	}
 	if syncNames[name] {
 		k |= kSync
+	}
+	if asyncCopyNames[name] {
+		k |= kAsyncCopy
 	}
 	if launchNames[name] {
 		k |= kLaunch
