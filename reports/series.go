@@ -73,12 +73,11 @@ func buildSeries(f *facts.Facts) seriesView {
 	// timeline, whose spans are downsampled for drawing.
 	if f.GPUBusyRatio != nil && f.WindowUS > 0 {
 		s.BusyUS = *f.GPUBusyRatio * f.WindowUS
-		causes := []*float64{f.GPUIdleDataloaderRatio, f.GPUIdleSyncRatio, f.GPUIdleOptimizerRatio, f.GPUIdleLaunchRatio, f.GPUIdleCPUOpRatio, f.GPUIdleUntracedRatio}
-		for i, r := range causes {
-			if r == nil || *r <= 0 {
+		for _, c := range f.IdleCauseRatios() {
+			if c.Ratio <= 0 {
 				continue
 			}
-			s.IdleCauses = append(s.IdleCauses, roleTotal{Role: facts.IdleCauses[i], TotalUS: *r * f.WindowUS, Share: *r})
+			s.IdleCauses = append(s.IdleCauses, roleTotal{Role: c.Cause, TotalUS: c.Ratio * f.WindowUS, Share: c.Ratio})
 		}
 		// Largest first; ties keep the IdleCauses order.
 		slices.SortStableFunc(s.IdleCauses, func(a, b roleTotal) int {
@@ -166,7 +165,13 @@ func roleLabel(role string) string {
 	case "optimizer":
 		return "optimizer step"
 	case "launch":
-		return "kernel launch"
+		return "the launch call"
+	case "queued":
+		return "work already queued (GPU-side wait)"
+	case "warmup":
+		return "one-off warm-up calls"
+	case "python":
+		return "Python"
 	case "untraced":
 		return "untraced host"
 	}
@@ -177,7 +182,7 @@ func roleLabel(role string) string {
 func roleClass(role string) string {
 	switch role {
 	case "kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_op", "other",
-		"busy", "sync", "optimizer", "launch", "untraced":
+		"busy", "sync", "optimizer", "launch", "untraced", "queued", "warmup", "python":
 		return "r-" + strings.ReplaceAll(role, "_", "")
 	}
 	return "r-x"

@@ -20,7 +20,6 @@ func (d *deriver) breakdown() {
 	runtimeIv := hugemem.Make[interval](0, nCPU/2)
 	cpuOp := hugemem.Make[interval](0, nCPU)
 	var comm, memcpy, memset, dl, commCPU []interval
-	launches := map[thread]int{}
 	for i := range evs {
 		e := &evs[i]
 		if e.Ph != trace.PhComplete {
@@ -45,9 +44,6 @@ func (d *deriver) breakdown() {
 		case !isCPU(e):
 		case e.Cat.IsRuntime():
 			runtimeIv = append(runtimeIv, iv)
-			if d.is(e, kLaunch|kGraphLaunch) {
-				launches[thread{e.PID, e.TID}]++
-			}
 		case d.is(e, kDataLoader):
 			dl = append(dl, iv)
 		case d.is(e, kCommCPU):
@@ -76,7 +72,7 @@ func (d *deriver) breakdown() {
 		}
 	}
 	if d.hasGPU && d.windowNS > 0 {
-		d.idleCauses(win, launches)
+		d.idleCauses(win)
 	}
 	d.launchDelays()
 }
@@ -124,89 +120,6 @@ func (d *deriver) steps2(win ivset, roleSets []ivset) {
 	for r, p := range out {
 		*p = d.ratio(totals[r])
 	}
-}
-
-// idleCauses attributes the primary GPU's idle gaps in W to what the
-// launching thread was doing: DataLoader, host sync, optimizer, launch
-// calls, other CPU ops, or nothing recorded (Python, untraced). It also
-// builds the timeline.
-func (d *deriver) idleCauses(win ivset, launches map[thread]int) {
-	evs := d.t.Events
-	busySet := d.busy
-	gaps := subtract(win, busySet)
-	main, ok := busiest(launches)
-	// cause classifies the launching thread's events: DataLoader, sync,
-	// optimizer, runtime call, other CPU op; -1 for the rest.
-	cause := func(e *trace.Event) int {
-		switch {
-		case !isCPU(e) || !ok || (thread{e.PID, e.TID}) != main:
-			return -1
-		case d.is(e, kDataLoader):
-			return 0
-		case d.is(e, kSync):
-			return 1
-		case d.is(e, kOptimizer):
-			return 2
-		case e.Cat.IsRuntime():
-			return 3
-		case (e.Cat == trace.CatCPUOp || e.Cat == trace.CatNone || e.Cat == trace.CatPythonFunction) && !d.is(e, kStep):
-			return 4
-		}
-		return -1
-	}
-	var count [5]int
-	spans := make([][]interval, len(count))
-	if ok {
-		for i := range evs {
-			if c := cause(&evs[i]); c >= 0 {
-				count[c]++
-			}
-		}
-		for c := range spans {
-			spans[c] = hugemem.Make[interval](0, count[c])
-		}
-		for i := range evs {
-			e := &evs[i]
-			if c := cause(e); c >= 0 {
-				spans[c] = append(spans[c], interval{e.TS, e.End()})
-			}
-		}
-	}
-	roles := make([]ivset, len(spans))
-	for c, iv := range spans {
-		roles[c] = unionOf(iv)
-	}
-	tl := d.newTimeline()
-	for _, x := range busySet {
-		tl.add(0, x.s, x.e) // kind 0: busy
-	}
-	totals := make([]int64, len(roles)+1)
-	partition(gaps, roles, func(owner int, s, e int64) {
-		if owner < 0 {
-			owner = len(roles) // untraced
-		}
-		totals[owner] += e - s
-		tl.add(1+owner, s, e)
-	})
-	out := []**float64{&d.f.GPUIdleDataloaderRatio, &d.f.GPUIdleSyncRatio, &d.f.GPUIdleOptimizerRatio,
-		&d.f.GPUIdleLaunchRatio, &d.f.GPUIdleCPUOpRatio, &d.f.GPUIdleUntracedRatio}
-	for k, p := range out {
-		*p = d.ratio(totals[k])
-	}
-	d.f.Timeline = tl.spans()
-}
-
-// busiest returns the thread with the most launch calls (ties: lowest
-// pid, tid).
-func busiest(launches map[thread]int) (thread, bool) {
-	var best thread
-	n := 0
-	for th, c := range launches {
-		if c > n || (c == n && (th.pid < best.pid || th.pid == best.pid && th.tid < best.tid)) {
-			best, n = th, c
-		}
-	}
-	return best, n > 0
 }
 
 // timelineBuckets is the resolution of Facts.Timeline.

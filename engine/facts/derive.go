@@ -76,6 +76,12 @@ type deriver struct {
 	stepDur  []int64          // each step's duration for statistics (ns): the last step's GPU tail capped
 	busy     ivset            // primary-device GPU activity ∩ W (set by gpu)
 	hot      map[string][]int // hot host events by PySite kind (set by gpu, host)
+	blocking map[int]bool     // blocking async copies: host syncs (set by host)
+	oneOff   map[int]bool     // one-off runtime calls in W (set by oneOffCalls)
+
+	frames      []int // python_function events by (pid, tid, ts, longer first); see indexFrames
+	frameParent []int // per frames entry, its enclosing frame's position, or -1
+	framesDone  bool
 }
 
 // Derive computes every fact of one trace. It never fails: a fact the trace
@@ -90,6 +96,7 @@ func Derive(t *trace.Trace, cfg Config) *Facts {
 	d.steps()
 	d.gpu()
 	d.host()
+	d.oneOffCalls()
 	d.chains()
 	d.pythonSites(d.hot)
 	d.breakdown()

@@ -109,15 +109,31 @@ type Facts struct {
 	StepCPUOpRatio         *float64 `json:"step_cpu_op_ratio" expr:"step_cpu_op_ratio"`
 	StepOtherRatio         *float64 `json:"step_other_ratio" expr:"step_other_ratio"`
 
-	// Idle-gap causes: GPU idle time in W attributed to what the launching
-	// host thread (the one with the most launch calls) was doing, in
-	// priority order; they sum to gpu_idle_ratio. Null without GPU.
-	GPUIdleDataloaderRatio *float64 `json:"gpu_idle_dataloader_ratio" expr:"gpu_idle_dataloader_ratio"`
-	GPUIdleSyncRatio       *float64 `json:"gpu_idle_sync_ratio" expr:"gpu_idle_sync_ratio"`
-	GPUIdleOptimizerRatio  *float64 `json:"gpu_idle_optimizer_ratio" expr:"gpu_idle_optimizer_ratio"`
+	// Idle-gap causes (DESIGN.md rev 3 "Why the GPU waits"): each GPU idle
+	// gap in W is charged through the launch of the activity that ends it:
+	// queued when that work was already issued (a GPU-side wait), launch for
+	// the launch call itself (warmup when it is a one-off), else what the
+	// launching thread was doing, in priority order sync, dataloader,
+	// warmup, runtime, optimizer, cpu_op, python, and untraced where nothing
+	// was recorded on it. Fractions of |W| (0..1) that sum to
+	// gpu_idle_ratio. Null without GPU.
+	GPUIdleQueuedRatio     *float64 `json:"gpu_idle_queued_ratio" expr:"gpu_idle_queued_ratio"`
 	GPUIdleLaunchRatio     *float64 `json:"gpu_idle_launch_ratio" expr:"gpu_idle_launch_ratio"`
+	GPUIdleSyncRatio       *float64 `json:"gpu_idle_sync_ratio" expr:"gpu_idle_sync_ratio"`
+	GPUIdleDataloaderRatio *float64 `json:"gpu_idle_dataloader_ratio" expr:"gpu_idle_dataloader_ratio"`
+	GPUIdleWarmupRatio     *float64 `json:"gpu_idle_warmup_ratio" expr:"gpu_idle_warmup_ratio"`
+	GPUIdleRuntimeRatio    *float64 `json:"gpu_idle_runtime_ratio" expr:"gpu_idle_runtime_ratio"`
+	GPUIdleOptimizerRatio  *float64 `json:"gpu_idle_optimizer_ratio" expr:"gpu_idle_optimizer_ratio"`
 	GPUIdleCPUOpRatio      *float64 `json:"gpu_idle_cpu_op_ratio" expr:"gpu_idle_cpu_op_ratio"`
+	GPUIdlePythonRatio     *float64 `json:"gpu_idle_python_ratio" expr:"gpu_idle_python_ratio"`
 	GPUIdleUntracedRatio   *float64 `json:"gpu_idle_untraced_ratio" expr:"gpu_idle_untraced_ratio"`
+	// IdleCulprits names, per idle cause (IdleCauses), the top events the GPU
+	// waited on, most idle first. Null without GPU idle.
+	IdleCulprits map[string][]Culprit `json:"idle_culprits" expr:"idle_culprits"`
+	// WarmupRatio is |union of one-off runtime calls in W| / |W| (0..1):
+	// context creation, lazy module loading, the allocator's first calls
+	// inside the profiled window (DESIGN.md rev 3 "One-off calls").
+	WarmupRatio *float64 `json:"warmup_ratio" expr:"warmup_ratio"`
 
 	// Launch delay: kernel start minus its launch call's end, clamped at 0
 	// (clock skew), over counted kernels with a launch link; microseconds.
@@ -270,9 +286,6 @@ type TimelineSpan struct {
 	Kind     string  `json:"kind"` // "busy" or an idle cause
 }
 
-// IdleCauses attribute a GPU idle gap to what the launching host thread was
-// doing meanwhile, in priority order.
-var IdleCauses = []string{"dataloader", "sync", "optimizer", "launch", "cpu_op", "untraced"}
 
 // OpStat is one row of the operator table (as prof.key_averages() shows):
 // per operator name, calls and CPU/device time in microseconds. Device time
@@ -313,4 +326,27 @@ type Collective struct {
 	Name    string  `json:"name"`
 	StartUS float64 `json:"start_us"`
 	DurUS   float64 `json:"dur_us"`
+}
+
+// CauseRatio is one idle cause and its share of |W| (0..1).
+type CauseRatio struct {
+	Cause string  // one of IdleCauses
+	Ratio float64 // fraction of |W|
+}
+
+// IdleCauseRatios lists the idle causes in IdleCauses order with their
+// gpu_idle_*_ratio; nil when the trace has no GPU idle breakdown. It is the
+// one place that pairs a cause's name with its fact.
+func (f *Facts) IdleCauseRatios() []CauseRatio {
+	ptrs := []*float64{f.GPUIdleQueuedRatio, f.GPUIdleLaunchRatio, f.GPUIdleSyncRatio, f.GPUIdleDataloaderRatio,
+		f.GPUIdleWarmupRatio, f.GPUIdleRuntimeRatio, f.GPUIdleOptimizerRatio, f.GPUIdleCPUOpRatio,
+		f.GPUIdlePythonRatio, f.GPUIdleUntracedRatio}
+	var out []CauseRatio
+	for k, p := range ptrs {
+		if p == nil {
+			return nil
+		}
+		out = append(out, CauseRatio{IdleCauses[k], *p})
+	}
+	return out
 }

@@ -153,7 +153,8 @@ func (d *deriver) host() {
 	var dl []interval
 	var dlIdx []int
 	sawDL, single := false, false
-	blocking := d.blockingCopies()
+	d.blocking = d.blockingCopies()
+	blocking := d.blocking
 	for i := range evs {
 		e := &evs[i]
 		if !isCPU(e) {

@@ -34,37 +34,10 @@ const maxPySites = 100
 // (python_function events of the same thread enclosing them).
 func (d *deriver) pythonSites(hot map[string][]int) {
 	evs := d.t.Events
-	var frames []int
-	for i := range evs {
-		if e := &evs[i]; e.Ph == trace.PhComplete && e.Cat == trace.CatPythonFunction {
-			frames = append(frames, i)
-		}
-	}
+	d.indexFrames()
+	frames, parent := d.frames, d.frameParent
 	if len(frames) == 0 {
 		return
-	}
-	slices.SortFunc(frames, func(a, b int) int {
-		ea, eb := &evs[a], &evs[b]
-		return cmp.Or(cmp.Compare(ea.PID, eb.PID), cmp.Compare(ea.TID, eb.TID), cmp.Compare(ea.TS, eb.TS), cmp.Compare(eb.Dur, ea.Dur), cmp.Compare(ea.Index, eb.Index))
-	})
-	// Parent links per thread, as for operators.
-	parent := make([]int, len(frames))
-	var stack []int
-	for k, i := range frames {
-		e := &evs[i]
-		if k > 0 {
-			if p := &evs[frames[k-1]]; p.PID != e.PID || p.TID != e.TID {
-				stack = stack[:0]
-			}
-		}
-		for len(stack) > 0 && evs[frames[stack[len(stack)-1]]].End() <= e.TS {
-			stack = stack[:len(stack)-1]
-		}
-		parent[k] = -1
-		if len(stack) > 0 {
-			parent[k] = stack[len(stack)-1]
-		}
-		stack = append(stack, k)
 	}
 	type key struct {
 		kind string
@@ -114,4 +87,43 @@ func (d *deriver) pythonSites(hot map[string][]int) {
 	if len(d.f.PythonSites) > maxPySites {
 		d.f.PythonSites = d.f.PythonSites[:maxPySites]
 	}
+}
+
+// indexFrames sorts the python_function events by (pid, tid, start, longer
+// first) and links each to its enclosing frame on the thread, once.
+func (d *deriver) indexFrames() {
+	if d.framesDone {
+		return
+	}
+	d.framesDone = true
+	evs := d.t.Events
+	var frames []int
+	for i := range evs {
+		if e := &evs[i]; e.Ph == trace.PhComplete && e.Cat == trace.CatPythonFunction {
+			frames = append(frames, i)
+		}
+	}
+	slices.SortFunc(frames, func(a, b int) int {
+		ea, eb := &evs[a], &evs[b]
+		return cmp.Or(cmp.Compare(ea.PID, eb.PID), cmp.Compare(ea.TID, eb.TID), cmp.Compare(ea.TS, eb.TS), cmp.Compare(eb.Dur, ea.Dur), cmp.Compare(ea.Index, eb.Index))
+	})
+	parent := make([]int, len(frames))
+	var stack []int
+	for k, i := range frames {
+		e := &evs[i]
+		if k > 0 {
+			if p := &evs[frames[k-1]]; p.PID != e.PID || p.TID != e.TID {
+				stack = stack[:0]
+			}
+		}
+		for len(stack) > 0 && evs[frames[stack[len(stack)-1]]].End() <= e.TS {
+			stack = stack[:len(stack)-1]
+		}
+		parent[k] = -1
+		if len(stack) > 0 {
+			parent[k] = stack[len(stack)-1]
+		}
+		stack = append(stack, k)
+	}
+	d.frames, d.frameParent = frames, parent
 }

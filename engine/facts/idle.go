@@ -1,0 +1,549 @@
+package facts
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/stepdoctor/stepdoctor/engine/trace"
+)
+
+// Idle-cause indexes into IdleCauses. The host causes (sync .. python) are
+// in the priority order of DESIGN.md rev 3 "What T was doing": when several
+// events of the thread cover an instant, the first of them takes it.
+const (
+	causeQueued = iota
+	causeLaunch
+	causeSync
+	causeDataloader
+	causeWarmup
+	causeRuntime
+	causeOptimizer
+	causeCPUOp
+	causePython
+	causeUntraced
+	numCauses
+)
+
+// firstHostCause is the first cause charged by what the launching thread
+// was doing; causes before it come from the gap's next activity.
+const firstHostCause = causeSync
+
+// IdleCauses name the causes a GPU idle gap is charged to (DESIGN.md rev 3
+// "Why the GPU waits"), in the order of the gpu_idle_*_ratio facts:
+// queued (the GPU-side wait: the next work was already issued), launch (the
+// launch call of the next work itself), then what the launching thread was
+// doing, in priority order, and untraced (nothing recorded on it).
+var IdleCauses = []string{"queued", "launch", "sync", "dataloader", "warmup", "runtime", "optimizer", "cpu_op", "python", "untraced"}
+
+// maxCulprits bounds the culprits kept per idle cause; maxCulpritExamples
+// the example events of each.
+const (
+	maxCulprits        = 5
+	maxCulpritExamples = 3
+)
+
+// Culprit is one named entry of an idle cause: the events of one name that
+// the GPU waited on, with the idle time charged to them. For queued the
+// name is the next activity's (the kernel or copy the GPU was waiting to
+// run); for launch and warmup the launch call's; otherwise the event the
+// launching thread was in (the outermost of its cause; for python the
+// innermost frame).
+type Culprit struct {
+	Name   string  `json:"name"`
+	Calls  int64   `json:"calls"`   // distinct events charged
+	IdleUS float64 `json:"idle_us"` // GPU idle charged to them, microseconds
+	// Site is the innermost Python frame outside torch/ and the standard
+	// library enclosing the example with most idle, as Kineto names it
+	// ("file(line): function"); with_stack traces only.
+	Site     string     `json:"site,omitempty"`
+	Examples []EventRef `json:"examples,omitempty"` // most idle first
+}
+
+// gapPiece is part of a gap charged to what a host thread was doing.
+type gapPiece struct{ s, e int64 }
+
+// charger accumulates idle time per cause and per culprit event.
+type charger struct {
+	totals [numCauses]int64
+	byEv   [numCauses]map[int]int64 // event index -> charged ns
+}
+
+func (c *charger) add(cause, ev int, ns int64) {
+	if ns <= 0 {
+		return
+	}
+	c.totals[cause] += ns
+	if ev < 0 {
+		return
+	}
+	if c.byEv[cause] == nil {
+		c.byEv[cause] = map[int]int64{}
+	}
+	c.byEv[cause][ev] += ns
+}
+
+// idleCauses charges every GPU idle gap in W to a cause (DESIGN.md rev 3):
+// through the launch of the activity that ends the gap, to what that
+// launching thread was doing. It fills the gpu_idle_*_ratio facts, the
+// culprits and the timeline.
+func (d *deriver) idleCauses(win ivset) {
+	evs := d.t.Events
+	gaps := subtract(win, d.busy)
+
+	// The primary device's activity in (ts, file order), and the launches
+	// of it in start order (for trailing gaps).
+	acts := make([]int, 0, len(d.gpuActs))
+	for _, i := range d.gpuActs {
+		if evs[i].DeviceID() == d.primary {
+			acts = append(acts, i)
+		}
+	}
+	slices.SortStableFunc(acts, func(a, b int) int { return cmp.Compare(evs[a].TS, evs[b].TS) })
+	var launchers []int
+	for _, i := range acts {
+		if li, ok := d.launchOf(&evs[i]); ok {
+			launchers = append(launchers, li)
+		}
+	}
+	slices.SortFunc(launchers, func(a, b int) int { return cmp.Or(cmp.Compare(evs[a].TS, evs[b].TS), cmp.Compare(a, b)) })
+	launchers = slices.Compact(launchers)
+
+	var ch charger
+	tl := d.newTimeline()
+	for _, x := range d.busy {
+		tl.add(0, x.s, x.e) // kind 0: busy
+	}
+	charge := func(cause, ev int, s, e int64) {
+		ch.add(cause, ev, e-s)
+		tl.add(1+cause, s, e)
+	}
+	host := map[thread][]gapPiece{}
+	winStart := int64(0)
+	if len(d.window) > 0 {
+		winStart = d.window[0].s
+	}
+	for _, g := range gaps {
+		a, b := g.s, g.e
+		k, _ := slices.BinarySearchFunc(acts, b, func(i int, ts int64) int { return cmp.Compare(evs[i].TS, ts) })
+		if k == len(acts) || evs[acts[k]].TS != b || !d.inWindow(b) {
+			// Trailing gap: charged wholly to what the thread of the last
+			// launch before it was doing.
+			j, _ := slices.BinarySearchFunc(launchers, a, func(i int, ts int64) int { return cmp.Compare(evs[i].TS, ts) })
+			if j == 0 {
+				charge(causeUntraced, -1, a, b)
+				continue
+			}
+			l := &evs[launchers[j-1]]
+			th := thread{l.PID, l.TID}
+			host[th] = append(host[th], gapPiece{a, b})
+			continue
+		}
+		next := acts[k]
+		li, ok := d.launchOf(&evs[next])
+		if !ok || evs[li].TS < winStart || evs[li].End() <= a {
+			charge(causeQueued, next, a, b)
+			continue
+		}
+		l := &evs[li]
+		if hs := min(b, l.TS); hs > a {
+			th := thread{l.PID, l.TID}
+			host[th] = append(host[th], gapPiece{a, hs})
+		}
+		launch := causeLaunch
+		if d.oneOff[li] {
+			launch = causeWarmup
+		}
+		ls, le := max(a, l.TS), min(b, l.End())
+		if le > ls {
+			charge(launch, li, ls, le)
+		}
+		if qs := max(a, l.End()); qs < b {
+			charge(causeQueued, next, qs, b)
+		}
+	}
+	d.chargeHost(host, charge)
+
+	out := []**float64{&d.f.GPUIdleQueuedRatio, &d.f.GPUIdleLaunchRatio, &d.f.GPUIdleSyncRatio, &d.f.GPUIdleDataloaderRatio,
+		&d.f.GPUIdleWarmupRatio, &d.f.GPUIdleRuntimeRatio, &d.f.GPUIdleOptimizerRatio, &d.f.GPUIdleCPUOpRatio,
+		&d.f.GPUIdlePythonRatio, &d.f.GPUIdleUntracedRatio}
+	for k, p := range out {
+		*p = d.ratio(ch.totals[k])
+	}
+	d.f.IdleCulprits = d.culprits(&ch)
+	d.f.Timeline = tl.spans()
+}
+
+// launchOf returns the runtime/driver call that launched a GPU activity
+// (same correlation id).
+func (d *deriver) launchOf(e *trace.Event) (int, bool) {
+	if e.Has&trace.HasCorrelation == 0 {
+		return 0, false
+	}
+	return d.launch.get(e.Correlation)
+}
+
+// hostCause classifies a host event by what it makes its thread do while
+// the GPU waits (DESIGN.md rev 3), or -1 for events that map to no cause
+// (ProfilerStep and other annotations, instants, GPU events).
+func (d *deriver) hostCause(i int) int {
+	e := &d.t.Events[i]
+	switch {
+	case !isCPU(e):
+		return -1
+	case d.is(e, kSync) || d.blocking[i]:
+		return causeSync
+	case d.is(e, kDataLoader):
+		return causeDataloader
+	case d.oneOff[i]:
+		return causeWarmup
+	case e.Cat.IsRuntime():
+		return causeRuntime
+	case d.is(e, kOptimizer):
+		return causeOptimizer
+	case (e.Cat == trace.CatCPUOp || e.Cat == trace.CatNone) && !d.isAnnotation(e):
+		return causeCPUOp
+	case e.Cat == trace.CatPythonFunction:
+		return causePython
+	}
+	return -1
+}
+
+// chargeHost charges the host-late pieces of the gaps, per launching
+// thread, to what the thread was doing: each instant to the first cause,
+// in priority order, among the thread's events covering it; untraced where
+// none does.
+func (d *deriver) chargeHost(host map[thread][]gapPiece, charge func(cause, ev int, s, e int64)) {
+	if len(host) == 0 {
+		return
+	}
+	evs := d.t.Events
+	threads := make([]thread, 0, len(host))
+	for th := range host {
+		threads = append(threads, th)
+	}
+	slices.SortFunc(threads, func(a, b thread) int { return cmp.Or(cmp.Compare(a.pid, b.pid), cmp.Compare(a.tid, b.tid)) })
+	slot := make(map[thread]int, len(threads))
+	for k, th := range threads {
+		slot[th] = k
+	}
+	// Per thread and host cause, the event indexes.
+	byCause := make([][][]int, len(threads))
+	for k := range byCause {
+		byCause[k] = make([][]int, numCauses)
+	}
+	for i := range evs {
+		e := &evs[i]
+		if e.Ph != trace.PhComplete || e.Cat.IsGPU() {
+			continue
+		}
+		k, ok := slot[thread{e.PID, e.TID}]
+		if !ok {
+			continue
+		}
+		if c := d.hostCause(i); c >= 0 {
+			byCause[k][c] = append(byCause[k][c], i)
+		}
+	}
+	for k, th := range threads {
+		pieces := host[th]
+		slices.SortFunc(pieces, func(a, b gapPiece) int { return cmp.Compare(a.s, b.s) })
+		base := make(ivset, 0, len(pieces))
+		for _, p := range pieces {
+			base = mergeNext(base, interval{p.s, p.e})
+		}
+		roles := make([]ivset, 0, numCauses-firstHostCause)
+		tags := make([][]tagged, 0, numCauses-firstHostCause)
+		for c := firstHostCause; c < causeUntraced; c++ {
+			idx := byCause[k][c]
+			t := tagSegments(evs, idx, c == causePython)
+			iv := make([]interval, len(t))
+			for j, s := range t {
+				iv[j] = interval{s.s, s.e}
+			}
+			roles = append(roles, unionOf(iv))
+			tags = append(tags, t)
+		}
+		at := make([]int, len(tags))
+		partition(base, roles, func(owner int, s, e int64) {
+			if owner < 0 {
+				charge(causeUntraced, -1, s, e)
+				return
+			}
+			cause := firstHostCause + owner
+			// Split the piece among the tagged segments it covers; a part
+			// no segment tags (partly overlapping events) keeps no culprit.
+			t := tags[owner]
+			j := at[owner]
+			for j < len(t) && t[j].e <= s {
+				j++
+			}
+			at[owner] = j
+			p := s
+			for ; j < len(t) && t[j].s < e; j++ {
+				ss, se := max(p, t[j].s), min(e, t[j].e)
+				if ss > p {
+					charge(cause, -1, p, ss)
+				}
+				if se > ss {
+					charge(cause, t[j].ev, ss, se)
+					p = se
+				}
+			}
+			if p < e {
+				charge(cause, -1, p, e)
+			}
+		})
+	}
+}
+
+// tagged is a piece of a thread's timeline covered by one cause, with the
+// event it is charged to.
+type tagged struct {
+	s, e int64
+	ev   int
+}
+
+// tagSegments splits the time covered by the events idx (one thread) into
+// disjoint segments, in time order, each tagged with the outermost event
+// covering it, or the innermost when innermost is set. A child that
+// outlasts its parent is cut at the parent's end.
+func tagSegments(evs []trace.Event, idx []int, innermost bool) []tagged {
+	if len(idx) == 0 {
+		return nil
+	}
+	sortByStart(evs, idx)
+	type open struct {
+		ev  int
+		end int64
+	}
+	var out []tagged
+	var stack []open
+	t := int64(0)
+	emit := func(upto int64) {
+		if len(stack) == 0 || upto <= t {
+			return
+		}
+		o := stack[0]
+		if innermost {
+			o = stack[len(stack)-1]
+		}
+		if n := len(out); n > 0 && out[n-1].ev == o.ev && out[n-1].e == t {
+			out[n-1].e = upto
+		} else {
+			out = append(out, tagged{t, upto, o.ev})
+		}
+		t = upto
+	}
+	pop := func(until int64) {
+		for len(stack) > 0 && stack[len(stack)-1].end <= until {
+			emit(stack[len(stack)-1].end)
+			stack = stack[:len(stack)-1]
+		}
+	}
+	for _, i := range idx {
+		e := &evs[i]
+		pop(e.TS)
+		if len(stack) == 0 {
+			t = e.TS
+		} else {
+			emit(e.TS)
+		}
+		end := e.End()
+		if len(stack) > 0 {
+			end = min(end, stack[len(stack)-1].end)
+		}
+		if end > e.TS {
+			stack = append(stack, open{i, end})
+		}
+	}
+	pop(int64(1<<63 - 1))
+	return out
+}
+
+// culprits turns the charged events into the top entries per cause.
+func (d *deriver) culprits(ch *charger) map[string][]Culprit {
+	evs := d.t.Events
+	out := map[string][]Culprit{}
+	for c := range numCauses {
+		byEv := ch.byEv[c]
+		if len(byEv) == 0 {
+			continue
+		}
+		type agg struct {
+			ns  int64
+			evs []int
+		}
+		names := map[trace.Str]*agg{}
+		for i, ns := range byEv {
+			n := evs[i].Name
+			a := names[n]
+			if a == nil {
+				a = &agg{}
+				names[n] = a
+			}
+			a.ns += ns
+			a.evs = append(a.evs, i)
+		}
+		list := make([]Culprit, 0, len(names))
+		keep := make(map[string][]int, len(names))
+		for n, a := range names {
+			name := d.t.Str(n)
+			list = append(list, Culprit{Name: name, Calls: int64(len(a.evs)), IdleUS: float64(a.ns) / 1e3})
+			keep[name] = a.evs
+		}
+		slices.SortFunc(list, func(a, b Culprit) int { return cmp.Or(cmp.Compare(b.IdleUS, a.IdleUS), cmp.Compare(a.Name, b.Name)) })
+		if len(list) > maxCulprits {
+			list = list[:maxCulprits]
+		}
+		for k := range list {
+			idx := keep[list[k].Name]
+			slices.SortFunc(idx, func(a, b int) int { return cmp.Or(cmp.Compare(byEv[b], byEv[a]), cmp.Compare(evs[a].TS, evs[b].TS)) })
+			if len(idx) > maxCulpritExamples {
+				idx = idx[:maxCulpritExamples]
+			}
+			for _, i := range idx {
+				list[k].Examples = append(list[k].Examples, d.ref(&evs[i]))
+			}
+			list[k].Site = d.userFrame(idx[0])
+		}
+		out[IdleCauses[c]] = list
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// oneOffCalls finds the one-off runtime/driver calls in W (DESIGN.md rev 3
+// "One-off calls"): not a sync, lasting at least 20x the median of the
+// calls of its name in W (or the only call of its name) and at least 50 ms
+// or 5% of |W|, with every such slow call of its name in one step. It sets
+// warmup_ratio (null without GPU activity, like the idle causes).
+func (d *deriver) oneOffCalls() {
+	if d.windowNS <= 0 {
+		return
+	}
+	evs := d.t.Events
+	byName := map[trace.Str][]int{}
+	for _, i := range d.calls {
+		e := &evs[i]
+		if !isCPU(e) || d.is(e, kSync) || d.blocking[i] || !d.inWindow(e.TS) {
+			continue
+		}
+		byName[e.Name] = append(byName[e.Name], i)
+	}
+	minNS := min(int64(oneOffMinNS), d.windowNS/20)
+	var spans []interval
+	for _, idx := range byName {
+		durs := make([]float64, len(idx))
+		for k, i := range idx {
+			durs[k] = float64(evs[i].Dur)
+		}
+		slices.Sort(durs)
+		med := percentile(durs, 0.5)
+		var slow []int
+		for _, i := range idx {
+			dur := evs[i].Dur
+			if (len(idx) == 1 || float64(dur) >= oneOffOverMedian*med) && dur >= minNS {
+				slow = append(slow, i)
+			}
+		}
+		if len(slow) == 0 {
+			continue
+		}
+		step := d.stepOf(evs[slow[0]].TS)
+		same := true
+		for _, i := range slow[1:] {
+			if d.stepOf(evs[i].TS) != step {
+				same = false
+				break
+			}
+		}
+		if !same {
+			continue
+		}
+		for _, i := range slow {
+			if d.oneOff == nil {
+				d.oneOff = map[int]bool{}
+			}
+			d.oneOff[i] = true
+			spans = append(spans, interval{evs[i].TS, evs[i].End()})
+		}
+	}
+	if d.hasGPU {
+		d.f.WarmupRatio = d.ratio(d.clippedUnion(spans))
+	}
+}
+
+// One-off thresholds (DESIGN.md rev 3): 20x the median of the name's calls,
+// and 50 ms or 5% of |W|.
+const (
+	oneOffOverMedian = 20
+	oneOffMinNS      = 50_000_000
+)
+
+// stepOf returns the index of the step whose span holds ts (0 without
+// steps; -1 outside every step).
+func (d *deriver) stepOf(ts int64) int {
+	if len(d.stepSpan) == 0 {
+		return 0
+	}
+	k, _ := slices.BinarySearchFunc(d.stepSpan, ts, func(s interval, t int64) int {
+		if s.e <= t {
+			return -1
+		}
+		if s.s > t {
+			return 1
+		}
+		return 0
+	})
+	if k < len(d.stepSpan) && d.stepSpan[k].s <= ts && ts < d.stepSpan[k].e {
+		return k
+	}
+	return -1
+}
+
+// userFrame returns the innermost Python frame enclosing event i on its
+// thread that is not in torch/ or the standard library, or "".
+func (d *deriver) userFrame(i int) string {
+	d.indexFrames()
+	evs := d.t.Events
+	e := &evs[i]
+	fr := d.frames
+	k, _ := slices.BinarySearchFunc(fr, e, func(f int, t *trace.Event) int {
+		fe := &evs[f]
+		return cmp.Or(cmp.Compare(fe.PID, t.PID), cmp.Compare(fe.TID, t.TID), cmp.Compare(fe.TS, t.TS+1))
+	})
+	for k--; k >= 0; k = d.frameParent[k] {
+		f := &evs[fr[k]]
+		if f.PID != e.PID || f.TID != e.TID {
+			return ""
+		}
+		if f.End() < e.End() {
+			continue
+		}
+		name := d.t.Name(f)
+		if m := pyFrame.FindStringSubmatch(name); m != nil && isUserFile(m[1]) {
+			return name
+		}
+	}
+	return ""
+}
+
+// isUserFile reports whether a Python source path is the user's: not in
+// torch/ and not in the standard library.
+func isUserFile(path string) bool {
+	p := strings.ReplaceAll(path, "\\", "/")
+	switch {
+	case strings.HasPrefix(p, "<"): // <frozen ...>, <string>
+		return false
+	case strings.Contains(p, "/torch/") || strings.HasPrefix(p, "torch/"):
+		return false
+	case strings.Contains(p, "site-packages/") || strings.Contains(p, "dist-packages/"):
+		return true
+	case strings.Contains(p, "/lib/python3") || strings.Contains(p, "/lib/python2"):
+		return false
+	}
+	return true
+}

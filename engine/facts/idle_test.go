@@ -1,0 +1,125 @@
+package facts_test
+
+import (
+	"testing"
+
+	"github.com/stepdoctor/stepdoctor/engine/trace/tracetest"
+)
+
+// A DataLoader wait on the main thread is charged to the DataLoader even
+// when another thread (autograd's backward thread) makes most launches: the
+// gap is charged to the thread that launched the work ending it.
+func TestIdleDataloaderOnMainWhileBackwardLaunches(t *testing.T) {
+	b := tracetest.New()
+	for k := 0; k < 2; k++ {
+		s := float64(k) * 1000
+		b.Tid = 1
+		b.Step(k, s, 1000)
+		b.Op("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", s, 500)
+		b.Launch(s+500, 10, "forward", s+510, 100) // main thread: forward
+		b.Tid = 2                                  // backward thread: many launches
+		for i := 0; i < 10; i++ {
+			b.Launch(s+620+float64(i)*30, 5, "backward", s+630+float64(i)*30, 20)
+		}
+	}
+	b.Tid = 1
+	f := derive(t, b)
+	// Step 1's gap [920, 1510) ends at its forward kernel, launched at 1500
+	// on the main thread after a 500 us DataLoader wait. The old model
+	// charged it to the backward thread's nothing: untraced.
+	if f.GPUIdleDataloaderRatio == nil || *f.GPUIdleDataloaderRatio < 0.45 {
+		t.Fatalf("gpu_idle_dataloader_ratio = %v, want the DataLoader waits (about 0.5)", fmtp(f.GPUIdleDataloaderRatio))
+	}
+	if c := f.IdleCulprits["dataloader"]; len(c) == 0 || c[0].Calls != 2 {
+		t.Errorf("dataloader culprits = %+v, want 2 calls", c)
+	}
+}
+
+// A gap whose next work was launched before the gap began is a GPU-side
+// wait (queued), not host time.
+func TestIdleQueuedWhenLaunchedBefore(t *testing.T) {
+	b := tracetest.New()
+	b.Step(1, 0, 1000)
+	b.Launch(10, 10, "first", 30, 100)  // [30,130)
+	b.Launch(40, 10, "second", 600, 50) // launched at 40, runs at 600: waits on a dependency
+	b.Op("aten::mul", 100, 800)         // the host is busy meanwhile: not its fault
+	f := derive(t, b)
+	// Gap [130, 600) is queued: the launch of "second" ended at 50; so is
+	// [20, 30), between the launch of "first" ending and its start.
+	if f.GPUIdleQueuedRatio == nil || !near(*f.GPUIdleQueuedRatio, 0.48) {
+		t.Errorf("gpu_idle_queued_ratio = %v, want 0.48", fmtp(f.GPUIdleQueuedRatio))
+	}
+	if c := f.IdleCulprits["queued"]; len(c) == 0 || c[0].Name != "second" {
+		t.Errorf("queued culprits = %+v, want the waiting kernel", c)
+	}
+}
+
+// A blocking pageable copy is a host sync: the GPU time waiting on it is
+// sync, and the culprit is the copy call.
+func TestIdleBlockingCopyIsSync(t *testing.T) {
+	b := tracetest.New()
+	b.Step(1, 0, 1000)
+	b.Launch(0, 10, "k", 20, 100)            // [20,120)
+	b.Memcpy(130, "DtoH", true, 140, 10, 64) // the copy call lasts 5 us
+	b.Runtime("cudaMemcpyAsync", 200, 300)   // a long blocking copy ...
+	b.GPU("gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", 210, 10, 3, nil)
+	b.Launch(600, 10, "next", 620, 100)
+	f := derive(t, b)
+	// Gap [220, 620): host late until the launch at 600: [220,500) sync
+	// (280 us), [500,600) untraced, launch 10, queued 10.
+	if f.GPUIdleSyncRatio == nil || !near(*f.GPUIdleSyncRatio, 0.28) {
+		t.Errorf("gpu_idle_sync_ratio = %v, want 0.28", fmtp(f.GPUIdleSyncRatio))
+	}
+	if c := f.IdleCulprits["sync"]; len(c) == 0 || c[0].Name != "cudaMemcpyAsync" {
+		t.Errorf("sync culprits = %+v, want cudaMemcpyAsync", c)
+	}
+}
+
+// A one-off 1 s call inside the window (lazy module loading on the first
+// launch) is warm-up, not launch overhead, and warmup_ratio measures it.
+func TestIdleOneOffCallIsWarmup(t *testing.T) {
+	b := tracetest.New()
+	b.Step(1, 10, 1_100_000)
+	b.Launch(10, 1_000_000, "first", 1_000_020, 100) // a 1 s first launch
+	for i := 0; i < 20; i++ {
+		ts := 1_000_200 + float64(i)*100
+		b.Launch(ts, 5, "k", ts+10, 50)
+	}
+	b.Step(2, 1_100_010, 10_000)
+	for i := 0; i < 20; i++ {
+		ts := 1_100_010 + float64(i)*100
+		b.Launch(ts, 5, "k", ts+10, 50)
+	}
+	f := derive(t, b)
+	if f.WarmupRatio == nil || *f.WarmupRatio < 0.85 {
+		t.Fatalf("warmup_ratio = %v, want the 1 s call (about 0.9)", fmtp(f.WarmupRatio))
+	}
+	if f.GPUIdleWarmupRatio == nil || *f.GPUIdleWarmupRatio < 0.85 {
+		t.Errorf("gpu_idle_warmup_ratio = %v, want about 0.9", fmtp(f.GPUIdleWarmupRatio))
+	}
+	if *f.GPUIdleLaunchRatio > 0.01 {
+		t.Errorf("gpu_idle_launch_ratio = %v, want the one-off out of launch", *f.GPUIdleLaunchRatio)
+	}
+}
+
+// The same slow call in every step is a per-step cost, not warm-up.
+func TestIdleSlowCallEveryStepIsNotWarmup(t *testing.T) {
+	b := tracetest.New()
+	for k := 0; k < 3; k++ {
+		s := 10 + float64(k)*200_000
+		b.Step(k, s, 200_000)
+		b.Runtime("cudaFree", s, 100_000)
+		for i := 0; i < 30; i++ {
+			b.Runtime("cudaFree", s+100_000+float64(i)*10, 2)
+		}
+		b.Launch(s+150_000, 5, "k", s+150_010, 1000)
+	}
+	f := derive(t, b)
+	wantF(t, "warmup_ratio", f.WarmupRatio, 0)
+	if f.GPUIdleRuntimeRatio == nil || *f.GPUIdleRuntimeRatio < 0.4 {
+		t.Errorf("gpu_idle_runtime_ratio = %v, want the cudaFree calls (about 0.5)", fmtp(f.GPUIdleRuntimeRatio))
+	}
+	if c := f.IdleCulprits["runtime"]; len(c) == 0 || c[0].Name != "cudaFree" {
+		t.Errorf("runtime culprits = %+v, want cudaFree first", c)
+	}
+}
