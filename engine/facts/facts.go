@@ -286,7 +286,6 @@ type TimelineSpan struct {
 	Kind     string  `json:"kind"` // "busy" or an idle cause
 }
 
-
 // OpStat is one row of the operator table (as prof.key_averages() shows):
 // per operator name, calls and CPU/device time in microseconds. Device time
 // is the kernels launched by the op, linked by correlation and External id.
