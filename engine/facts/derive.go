@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/stepdoctor/stepdoctor/engine/trace"
 )
@@ -82,6 +83,8 @@ type deriver struct {
 	frames      []int // python_function events by (pid, tid, ts, longer first); see indexFrames
 	frameParent []int // per frames entry, its enclosing frame's position, or -1
 	framesDone  bool
+	annots      []int         // user_annotation events other than steps (see annotations)
+	copyByCorr  map[int64]int // correlation -> GPU copy (see copyOf)
 }
 
 // Derive computes every fact of one trace. It never fails: a fact the trace
@@ -93,6 +96,7 @@ func Derive(t *trace.Trace, cfg Config) *Facts {
 	d.indexTimelines()
 	d.indexLaunches()
 	d.primaryDevice()
+	d.otherAccelerator()
 	d.steps()
 	d.gpu()
 	d.host()
@@ -100,6 +104,7 @@ func Derive(t *trace.Trace, cfg Config) *Facts {
 	d.chains()
 	d.pythonSites(d.hot)
 	d.breakdown()
+	d.comm()
 	d.opTables()
 	d.memory()
 	d.setup()
@@ -179,6 +184,23 @@ func (d *deriver) primaryDevice() {
 	id := best
 	d.f.PrimaryDevice = &id
 	d.f.Device = d.deviceProps(best)
+}
+
+// otherAccelerator names an accelerator whose device events are neither
+// CUDA nor ROCm activity (MTIA: mtia_ccp_events, mtia_runtime), so no GPU
+// fact describes it.
+func (d *deriver) otherAccelerator() {
+	if d.hasGPU {
+		return
+	}
+	for i := range d.t.Events {
+		e := &d.t.Events[i]
+		if e.Cat == trace.CatOther && strings.HasPrefix(strings.ToLower(d.t.Str(e.CatName)), "mtia") {
+			v := "MTIA"
+			d.f.UnsupportedAccelerator = &v
+			return
+		}
+	}
 }
 
 func (d *deriver) deviceProps(id int64) *Device {

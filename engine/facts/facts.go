@@ -48,8 +48,11 @@ type Facts struct {
 	Rank      *int64 `json:"rank" expr:"rank"`             // distributedInfo.rank
 	WorldSize *int64 `json:"world_size" expr:"world_size"` // distributedInfo.world_size
 
-	PrimaryDevice *int64  `json:"primary_device" expr:"primary_device"` // device id (args.device, else pid)
-	Device        *Device `json:"device" expr:"device"`
+	PrimaryDevice *int64 `json:"primary_device" expr:"primary_device"` // device id (args.device, else pid)
+	// UnsupportedAccelerator names a device whose events are not CUDA/ROCm
+	// activity ("MTIA"); nil otherwise.
+	UnsupportedAccelerator *string `json:"unsupported_accelerator" expr:"unsupported_accelerator"`
+	Device                 *Device `json:"device" expr:"device"`
 
 	// Steps and the analysis window W.
 	StepsCount int        `json:"steps_count" expr:"steps_count"`
@@ -130,6 +133,17 @@ type Facts struct {
 	// IdleCulprits names, per idle cause (IdleCauses), the top events the GPU
 	// waited on, most idle first. Null without GPU idle.
 	IdleCulprits map[string][]Culprit `json:"idle_culprits" expr:"idle_culprits"`
+	// GPUIdleQueuedLeadingRatio is the part of gpu_idle_queued_ratio before
+	// the first GPU activity in W: work issued before the trace began (0..1
+	// of |W|). GPUIdleQueuedSyncRatio is the part of it during which a host
+	// thread is blocked in an outermost host sync: host and GPU both wait.
+	// QueuedSyncCulprits are those syncs, most overlap first.
+	GPUIdleQueuedLeadingRatio *float64  `json:"gpu_idle_queued_leading_ratio" expr:"gpu_idle_queued_leading_ratio"`
+	GPUIdleQueuedSyncRatio    *float64  `json:"gpu_idle_queued_sync_ratio" expr:"gpu_idle_queued_sync_ratio"`
+	QueuedSyncCulprits        []Culprit `json:"queued_sync_culprits" expr:"queued_sync_culprits"`
+	// GPUIdleAllocatorRatio is the part of gpu_idle_runtime_ratio charged
+	// to allocator calls (cudaMalloc, cudaFree, hipFree, ...), 0..1 of |W|.
+	GPUIdleAllocatorRatio *float64 `json:"gpu_idle_allocator_ratio" expr:"gpu_idle_allocator_ratio"`
 	// WarmupRatio is |union of one-off runtime calls in W| / |W| (0..1):
 	// context creation, lazy module loading, the allocator's first calls
 	// inside the profiled window (DESIGN.md rev 3 "One-off calls").
@@ -149,6 +163,23 @@ type Facts struct {
 	ExposedCommRatio       *float64 `json:"exposed_comm_ratio" expr:"exposed_comm_ratio"`
 	CommOverlapRatio       *float64 `json:"comm_overlap_ratio" expr:"comm_overlap_ratio"`
 
+	// Host-side collectives (gloo:*, nccl:*, c10d::*, record_param_comms on
+	// any host thread, in W). host_comm_time_ratio = |their union| / |W|;
+	// host_comm_exposed_ratio = the part no other CPU operator overlaps /
+	// |W| (0..1). On CPU jobs (gloo) these calls block; on GPU jobs they
+	// only enqueue NCCL work. HostCommTop lists them by time.
+	HostCommTimeRatio    *float64   `json:"host_comm_time_ratio" expr:"host_comm_time_ratio"`
+	HostCommExposedRatio *float64   `json:"host_comm_exposed_ratio" expr:"host_comm_exposed_ratio"`
+	HostCommTop          []CommStat `json:"host_comm_top" expr:"host_comm_top"`
+	// AllReducePerStep counts all-reduces per step: NCCL/RCCL all-reduce
+	// kernels of the primary device in W, or host all-reduce calls of one
+	// layer (gloo:, nccl:, c10d:), whichever saw most. One per parameter
+	// means DDP bucketing is off or gradients are reduced by hand.
+	AllReducePerStep *float64 `json:"allreduce_per_step" expr:"allreduce_per_step"`
+	// AllocatorCallsPerStep counts allocator runtime calls (cudaMalloc,
+	// cudaFree, hipFree, ...) starting in W per step.
+	AllocatorCallsPerStep *float64 `json:"allocator_calls_per_step" expr:"allocator_calls_per_step"`
+
 	// Memory (profile_memory=True): from [memory] events of the primary
 	// device. Peak of "Total Allocated" in bytes, that peak / the device's
 	// totalGlobalMem, allocations (Bytes > 0) per step, and the least-squares
@@ -166,6 +197,12 @@ type Facts struct {
 	// kernel name second. Null without matmul/conv kernels or dtypes.
 	FP32MatmulTimeRatio       *float64 `json:"fp32_matmul_time_ratio" expr:"fp32_matmul_time_ratio"`
 	TensorCoreKernelTimeRatio *float64 `json:"tensor_core_kernel_time_ratio" expr:"tensor_core_kernel_time_ratio"`
+	// FP32MatmulKernelTimeRatio is the fp32 matmul/conv kernel time in W /
+	// |W| (0..1): kernels under an aten matmul/conv op whose Input type is
+	// float, or, where no dtype is recorded, kernels named as fp32 GEMMs
+	// (sgemm without TF32 marks). Communication kernels never count. The
+	// time AMP can shrink (DESIGN.md rev 3 "Impact").
+	FP32MatmulKernelTimeRatio *float64 `json:"fp32_matmul_kernel_time_ratio" expr:"fp32_matmul_kernel_time_ratio"`
 
 	// Optimizer, from Optimizer.step#... / Optimizer.zero_grad#... spans.
 	// optimizer_time_ratio: their union in W / |W|. zero_grad_fill_per_step:

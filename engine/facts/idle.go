@@ -56,8 +56,15 @@ type Culprit struct {
 	// Site is the innermost Python frame outside torch/ and the standard
 	// library enclosing the example with most idle, as Kineto names it
 	// ("file(line): function"); with_stack traces only.
-	Site     string     `json:"site,omitempty"`
-	Examples []EventRef `json:"examples,omitempty"` // most idle first
+	Site string `json:"site,omitempty"`
+	// Scope is the innermost record_function region enclosing that example
+	// (a user_annotation other than ProfilerStep#N).
+	Scope string `json:"scope,omitempty"`
+	// Copy and CopyBytes name the GPU copy a blocking copy call waited on
+	// ("Memcpy DtoH (Device -> Pageable)") and its size (args.bytes).
+	Copy      string     `json:"copy,omitempty"`
+	CopyBytes int64      `json:"copy_bytes,omitempty"`
+	Examples  []EventRef `json:"examples,omitempty"` // most idle first
 }
 
 // gapPiece is part of a gap charged to what a host thread was doing.
@@ -65,8 +72,9 @@ type gapPiece struct{ s, e int64 }
 
 // charger accumulates idle time per cause and per culprit event.
 type charger struct {
-	totals [numCauses]int64
-	byEv   [numCauses]map[int]int64 // event index -> charged ns
+	totals  [numCauses]int64
+	byEv    [numCauses]map[int]int64 // event index -> charged ns
+	allocNS int64                    // part of runtime charged to allocator calls
 }
 
 func (c *charger) add(cause, ev int, ns int64) {
@@ -116,15 +124,28 @@ func (d *deriver) idleCauses(win ivset) {
 	}
 	charge := func(cause, ev int, s, e int64) {
 		ch.add(cause, ev, e-s)
+		if cause == causeRuntime && ev >= 0 && d.is(&evs[ev], kAllocator) {
+			ch.allocNS += e - s
+		}
 		tl.add(1+cause, s, e)
 	}
 	host := map[thread][]gapPiece{}
+	var queued []interval // queued pieces, in time order
+	var leadingNS int64   // queued time before the first GPU activity in W
+	chargeQueued := func(next int, s, e int64, leading bool) {
+		charge(causeQueued, next, s, e)
+		queued = append(queued, interval{s, e})
+		if leading {
+			leadingNS += e - s
+		}
+	}
 	winStart := int64(0)
 	if len(d.window) > 0 {
 		winStart = d.window[0].s
 	}
-	for _, g := range gaps {
+	for gi, g := range gaps {
 		a, b := g.s, g.e
+		leading := gi == 0 && a == winStart
 		k, _ := slices.BinarySearchFunc(acts, b, func(i int, ts int64) int { return cmp.Compare(evs[i].TS, ts) })
 		if k == len(acts) || evs[acts[k]].TS != b || !d.inWindow(b) {
 			// Trailing gap: charged wholly to what the thread of the last
@@ -142,7 +163,7 @@ func (d *deriver) idleCauses(win ivset) {
 		next := acts[k]
 		li, ok := d.launchOf(&evs[next])
 		if !ok || evs[li].TS < winStart || evs[li].End() <= a {
-			charge(causeQueued, next, a, b)
+			chargeQueued(next, a, b, leading)
 			continue
 		}
 		l := &evs[li]
@@ -159,7 +180,7 @@ func (d *deriver) idleCauses(win ivset) {
 			charge(launch, li, ls, le)
 		}
 		if qs := max(a, l.End()); qs < b {
-			charge(causeQueued, next, qs, b)
+			chargeQueued(next, qs, b, leading)
 		}
 	}
 	d.chargeHost(host, charge)
@@ -171,7 +192,29 @@ func (d *deriver) idleCauses(win ivset) {
 		*p = d.ratio(ch.totals[k])
 	}
 	d.f.IdleCulprits = d.culprits(&ch)
+	d.f.GPUIdleQueuedLeadingRatio = d.ratio(leadingNS)
+	d.f.GPUIdleAllocatorRatio = d.ratio(ch.allocNS)
+	d.queuedWhileSynced(ivset(queued))
 	d.f.Timeline = tl.spans()
+}
+
+// queuedWhileSynced measures the GPU-side waits during which a host thread
+// is blocked in a host sync: both sides wait (a blocking copy or sync
+// behind a dependency, or behind work queued before the trace began). It
+// sets gpu_idle_queued_sync_ratio and the syncs that overlap most.
+func (d *deriver) queuedWhileSynced(queued ivset) {
+	evs := d.t.Events
+	syncs := d.hot["sync"]
+	iv := make([]interval, len(syncs))
+	for k, i := range syncs {
+		iv[k] = interval{evs[i].TS, evs[i].End()}
+	}
+	d.f.GPUIdleQueuedSyncRatio = d.ratio(overlap(queued, unionOf(iv)))
+	var ch charger
+	for _, i := range syncs {
+		ch.add(causeQueued, i, queued.clipLen(evs[i].TS, evs[i].End()))
+	}
+	d.f.QueuedSyncCulprits = d.culpritList(ch.byEv[causeQueued])
 }
 
 // launchOf returns the runtime/driver call that launched a GPU activity
@@ -363,56 +406,121 @@ func tagSegments(evs []trace.Event, idx []int, innermost bool) []tagged {
 
 // culprits turns the charged events into the top entries per cause.
 func (d *deriver) culprits(ch *charger) map[string][]Culprit {
-	evs := d.t.Events
 	out := map[string][]Culprit{}
 	for c := range numCauses {
-		byEv := ch.byEv[c]
-		if len(byEv) == 0 {
-			continue
+		if list := d.culpritList(ch.byEv[c]); len(list) > 0 {
+			out[IdleCauses[c]] = list
 		}
-		type agg struct {
-			ns  int64
-			evs []int
-		}
-		names := map[trace.Str]*agg{}
-		for i, ns := range byEv {
-			n := evs[i].Name
-			a := names[n]
-			if a == nil {
-				a = &agg{}
-				names[n] = a
-			}
-			a.ns += ns
-			a.evs = append(a.evs, i)
-		}
-		list := make([]Culprit, 0, len(names))
-		keep := make(map[string][]int, len(names))
-		for n, a := range names {
-			name := d.t.Str(n)
-			list = append(list, Culprit{Name: name, Calls: int64(len(a.evs)), IdleUS: float64(a.ns) / 1e3})
-			keep[name] = a.evs
-		}
-		slices.SortFunc(list, func(a, b Culprit) int { return cmp.Or(cmp.Compare(b.IdleUS, a.IdleUS), cmp.Compare(a.Name, b.Name)) })
-		if len(list) > maxCulprits {
-			list = list[:maxCulprits]
-		}
-		for k := range list {
-			idx := keep[list[k].Name]
-			slices.SortFunc(idx, func(a, b int) int { return cmp.Or(cmp.Compare(byEv[b], byEv[a]), cmp.Compare(evs[a].TS, evs[b].TS)) })
-			if len(idx) > maxCulpritExamples {
-				idx = idx[:maxCulpritExamples]
-			}
-			for _, i := range idx {
-				list[k].Examples = append(list[k].Examples, d.ref(&evs[i]))
-			}
-			list[k].Site = d.userFrame(idx[0])
-		}
-		out[IdleCauses[c]] = list
 	}
 	if len(out) == 0 {
 		return nil
 	}
 	return out
+}
+
+// culpritList groups charged events (event index -> ns) by name and keeps
+// the top maxCulprits names, most idle first, each with its examples, user
+// Python frame and record_function scope.
+func (d *deriver) culpritList(byEv map[int]int64) []Culprit {
+	if len(byEv) == 0 {
+		return nil
+	}
+	evs := d.t.Events
+	names := map[trace.Str][]int{}
+	total := map[trace.Str]int64{}
+	for i, ns := range byEv {
+		if ns <= 0 {
+			continue
+		}
+		n := evs[i].Name
+		names[n] = append(names[n], i)
+		total[n] += ns
+	}
+	list := make([]Culprit, 0, len(names))
+	keep := make(map[string][]int, len(names))
+	for n, idx := range names {
+		name := d.t.Str(n)
+		list = append(list, Culprit{Name: name, Calls: int64(len(idx)), IdleUS: float64(total[n]) / 1e3})
+		keep[name] = idx
+	}
+	slices.SortFunc(list, func(a, b Culprit) int { return cmp.Or(cmp.Compare(b.IdleUS, a.IdleUS), cmp.Compare(a.Name, b.Name)) })
+	if len(list) > maxCulprits {
+		list = list[:maxCulprits]
+	}
+	for k := range list {
+		idx := keep[list[k].Name]
+		slices.SortFunc(idx, func(a, b int) int { return cmp.Or(cmp.Compare(byEv[b], byEv[a]), cmp.Compare(evs[a].TS, evs[b].TS)) })
+		if len(idx) > maxCulpritExamples {
+			idx = idx[:maxCulpritExamples]
+		}
+		for _, i := range idx {
+			list[k].Examples = append(list[k].Examples, d.ref(&evs[i]))
+		}
+		list[k].Site = d.userFrame(idx[0])
+		list[k].Scope = d.scopeOf(idx[0])
+		if g, ok := d.copyOf(idx[0]); ok {
+			list[k].Copy = d.t.Name(&evs[g])
+			list[k].CopyBytes = evs[g].Bytes
+		}
+	}
+	return list
+}
+
+// scopeOf returns the innermost record_function region (a user_annotation
+// other than ProfilerStep#N) enclosing event i on its thread, or "".
+func (d *deriver) scopeOf(i int) string {
+	evs := d.t.Events
+	e := &evs[i]
+	best := -1
+	for _, j := range d.annotations() {
+		a := &evs[j]
+		if a.PID != e.PID || a.TID != e.TID || a.TS > e.TS || a.End() < e.End() || j == i {
+			continue
+		}
+		if best < 0 || a.Dur < evs[best].Dur {
+			best = j
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	return d.t.Name(&evs[best])
+}
+
+// annotations lists the user_annotation events that are not steps, once.
+func (d *deriver) annotations() []int {
+	if d.annots == nil {
+		d.annots = []int{}
+		for i := range d.t.Events {
+			e := &d.t.Events[i]
+			if e.Ph == trace.PhComplete && e.Cat == trace.CatUserAnnotation && !d.is(e, kStep) {
+				d.annots = append(d.annots, i)
+			}
+		}
+	}
+	return d.annots
+}
+
+// copyOf returns the GPU copy launched by runtime call i (same
+// correlation id), for naming the direction and size of a blocking copy.
+func (d *deriver) copyOf(i int) (int, bool) {
+	e := &d.t.Events[i]
+	if !e.Cat.IsRuntime() || e.Has&trace.HasCorrelation == 0 || !d.is(e, kAsyncCopy|kSync) {
+		return 0, false
+	}
+	if d.copyByCorr == nil {
+		d.copyByCorr = map[int64]int{}
+		for _, g := range d.gpuActs {
+			ge := &d.t.Events[g]
+			if ge.Cat == trace.CatMemcpy && ge.Has&trace.HasCorrelation != 0 {
+				if _, seen := d.copyByCorr[ge.Correlation]; !seen {
+					d.copyByCorr[ge.Correlation] = g
+				}
+			}
+		}
+	}
+	g, ok := d.copyByCorr[e.Correlation]
+	return g, ok
 }
 
 // oneOffCalls finds the one-off runtime/driver calls in W (DESIGN.md rev 3

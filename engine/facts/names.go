@@ -33,6 +33,9 @@ const (
 	kMultiTensor                         // aten::_foreach_* or aten::_fused_* (multi-tensor optimizer kernels)
 	kTensorCoreName                      // kernel name that marks a tensor-core kernel
 	kAsyncCopy                           // cudaMemcpyAsync / hipMemcpyAsync
+	kAllocator                           // device or pinned-host allocator call (cudaMalloc, cudaFree, hipFree, ...)
+	kAllReduce                           // an all-reduce: NCCL/RCCL kernel or host collective call
+	kFP32GemmName                        // kernel name of an fp32 (non-tensor-core) GEMM: sgemm without TF32 marks
 )
 
 // matmulOps are the aten ops whose kernels run on tensor cores when the
@@ -52,13 +55,35 @@ var matmulOps = map[string]bool{
 // mfma). Names only decide when the dtype is unknown.
 var tensorCoreMarks = []string{"884", "1688", "16816", "hmma", "imma", "xmma", "gmma", "tensorop", "tf32", "bf16", "f16f16", "fp16", "mfma"}
 
+// allocatorNames are the runtime/driver calls that reserve or release
+// device or pinned host memory: in the steady state the caching allocator
+// should make them rare (PyTorch docs, "CUDA semantics: memory management").
+var allocatorNames = map[string]bool{
+	"cudaMalloc": true, "cudaFree": true, "cudaMallocAsync": true, "cudaFreeAsync": true,
+	"cudaMallocHost": true, "cudaHostAlloc": true, "cudaFreeHost": true, "cudaMallocManaged": true,
+	"cuMemAlloc": true, "cuMemAlloc_v2": true, "cuMemFree": true, "cuMemFree_v2": true,
+	"cuMemCreate": true, "cuMemRelease": true, "cuMemMap": true, "cuMemUnmap": true,
+	"hipMalloc": true, "hipFree": true, "hipMallocAsync": true, "hipFreeAsync": true,
+	"hipHostMalloc": true, "hipHostFree": true, "hipExtMallocWithFlags": true, "hipMallocManaged": true,
+}
+
 func classify(name string) nameKind {
 	var k nameKind
+	lower := strings.ToLower(name)
 	if strings.HasPrefix(name, "ProfilerStep#") {
 		k |= kStep
 	}
 	if syncNames[name] {
 		k |= kSync
+	}
+	if strings.Contains(lower, "sgemm") && !strings.Contains(lower, "tf32") && !strings.Contains(lower, "1688") && !strings.Contains(lower, "tensorop") && !strings.Contains(lower, "xmma") {
+		k |= kFP32GemmName
+	}
+	if allocatorNames[name] {
+		k |= kAllocator
+	}
+	if strings.Contains(strings.ReplaceAll(strings.ToLower(name), "_", ""), "allreduce") {
+		k |= kAllReduce
 	}
 	if asyncCopyNames[name] {
 		k |= kAsyncCopy
@@ -69,7 +94,6 @@ func classify(name string) nameKind {
 	if graphLaunchNames[name] {
 		k |= kGraphLaunch
 	}
-	lower := strings.ToLower(name)
 	if strings.Contains(lower, "nccl") || strings.Contains(lower, "rccl") {
 		k |= kCommKernel
 	}

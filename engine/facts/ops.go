@@ -271,7 +271,7 @@ func (d *deriver) launcher(x *opIndex, g *trace.Event) int {
 func (d *deriver) opTables() {
 	evs := d.t.Events
 	x := d.buildOps()
-	var kernelNS, tcNS, mmNS, mmFP32NS int64
+	var kernelNS, tcNS, mmNS, mmFP32NS, fp32KernelNS int64
 	mmDType := false
 	kstats := map[trace.Str]*KernelStat{}
 	for _, i := range d.gpuActs {
@@ -304,17 +304,25 @@ func (d *deriver) opTables() {
 			}
 		}
 		tc := d.is(g, kTensorCoreName)
+		fp32Known := false
 		if mm >= 0 {
 			mmNS += g.Dur
 			if dt := evs[x.ops[mm]].DType; dt != 0 {
 				mmDType = true
+				fp32Known = true
 				switch dtypeClass(d.t.Str(dt)) {
 				case "fp32":
 					mmFP32NS += g.Dur
+					if !d.is(g, kCommKernel) {
+						fp32KernelNS += g.Dur
+					}
 				case "half":
 					tc = true
 				}
 			}
+		}
+		if !fp32Known && d.is(g, kFP32GemmName) && !d.is(g, kCommKernel) {
+			fp32KernelNS += g.Dur // by name: an fp32 SIMT GEMM (sgemm without TF32)
 		}
 		if tc {
 			tcNS += g.Dur
@@ -325,6 +333,9 @@ func (d *deriver) opTables() {
 	}
 	if mmDType && mmNS > 0 {
 		d.f.FP32MatmulTimeRatio = f64(float64(mmFP32NS) / float64(mmNS))
+	}
+	if d.hasGPU && d.f.KernelCount != nil {
+		d.f.FP32MatmulKernelTimeRatio = d.ratio(fp32KernelNS)
 	}
 	d.kernelTable(kstats)
 	d.opTable(x)
