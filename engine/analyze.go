@@ -191,6 +191,12 @@ func ExpandPaths(paths []string) ([]string, error) {
 	return files, err
 }
 
+// IsTraceName reports whether a directory scan reads a file of this name
+// as a trace: *.json and *.json.gz.
+func IsTraceName(name string) bool {
+	return strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".json.gz")
+}
+
 func expand(paths []string) (files []string, fromDir []bool, err error) {
 	if len(paths) == 0 {
 		return nil, nil, errors.New("no trace given: pass a trace file, a directory of traces, or - for stdin")
@@ -218,8 +224,7 @@ func expand(paths []string) (files []string, fromDir []bool, err error) {
 			if err != nil {
 				return err
 			}
-			n := d.Name()
-			if !d.IsDir() && (strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".json.gz")) {
+			if !d.IsDir() && IsTraceName(d.Name()) {
 				found = append(found, path)
 			}
 			return nil

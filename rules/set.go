@@ -118,6 +118,17 @@ func Load(dirs ...string) (*Set, error) {
 	return loadSources(srcs)
 }
 
+// IsRuleFileName reports whether Load reads a file of this name directly
+// inside a rules directory: *.rego (not *_test.rego), *.yaml, *.yml, and
+// no hidden files.
+func IsRuleFileName(name string) bool {
+	if strings.HasPrefix(name, ".") || strings.HasSuffix(name, "_test.rego") {
+		return false
+	}
+	ext := path.Ext(name)
+	return ext == ".rego" || ext == ".yaml" || ext == ".yml"
+}
+
 // source is one rule file's bytes and the name errors use for it.
 type source struct {
 	path string
@@ -132,11 +143,7 @@ func fsSources(fsys fs.FS, dir, display string) ([]source, error) {
 	var out []source
 	for _, de := range des {
 		name := de.Name()
-		if de.IsDir() || strings.HasPrefix(name, ".") || strings.HasSuffix(name, "_test.rego") {
-			continue
-		}
-		ext := path.Ext(name)
-		if ext != ".rego" && ext != ".yaml" && ext != ".yml" {
+		if de.IsDir() || !IsRuleFileName(name) {
 			continue
 		}
 		b, err := fs.ReadFile(fsys, path.Join(dir, name))
