@@ -203,6 +203,14 @@ func ParseCases(b []byte) (*CaseFile, error) {
 		if c.Script != "" && c.ScriptFile != "" {
 			return nil, fmt.Errorf("case %q (line %d): give script or script_file, not both", c.Name, c.Line)
 		}
+		for _, b := range c.Impact {
+			if _, err := finiteParam(b); err != nil {
+				return nil, fmt.Errorf("case %q (line %d): impact: %w", c.Name, c.Line, err)
+			}
+		}
+		if _, err := normalizeParams(c.Params); err != nil {
+			return nil, fmt.Errorf("case %q (line %d): %w", c.Name, c.Line, err)
+		}
 		if _, err := CaseFacts(c.Facts); err != nil {
 			return nil, fmt.Errorf("case %q (line %d): %w", c.Name, c.Line, err)
 		}

@@ -252,8 +252,11 @@ func (s *Set) configure(cfg Config) (*Set, error) {
 				continue
 			}
 			nv, err := normalizeParam(v)
+			if err == nil {
+				err = paramInRange(name, nv)
+			}
 			if err != nil {
-				errs = append(errs, fmt.Errorf("override param %s of rule %s: %w", name, id, err))
+				errs = append(errs, fmt.Errorf("param %s.%s: %w", id, name, err))
 				continue
 			}
 			if paramKind(nv) != paramKind(def) {
