@@ -116,7 +116,7 @@ func runCasesFS(s *Set, fsys fs.FS, dir, display string) ([]CaseResult, error) {
 	var out []CaseResult
 	for _, de := range des {
 		ext := path.Ext(de.Name())
-		if de.IsDir() || (ext != ".yaml" && ext != ".yml") {
+		if de.IsDir() || (ext != ".yaml" && ext != ".yml") || irregular(fsys, path.Join(dir, de.Name()), de) != "" {
 			continue
 		}
 		file := path.Join(display, de.Name())

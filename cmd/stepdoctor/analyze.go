@@ -100,6 +100,7 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 	if err != nil {
 		return usage(err)
 	}
+	listSkippedRules(stderr, set)
 	opts := engine.Options{Paths: paths, Rules: set, Stdin: stdin}
 	var bar *progressBar
 	if isTerminal(stderr) {
@@ -152,6 +153,14 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 		}
 	}
 	return nil
+}
+
+// listSkippedRules lists the entries of rule directories that were not
+// read (named pipes and other files that are not regular).
+func listSkippedRules(w io.Writer, set *rules.Set) {
+	for _, sk := range set.Skipped() {
+		fmt.Fprintf(w, "skipped rule file %s\n", sk)
+	}
 }
 
 // analyzeInputs lists everything analyze reads, for checkOutput.

@@ -36,7 +36,7 @@ func findConfig(configPath string) (*rules.FileConfig, error) {
 	return rules.LoadConfigFile(configPath)
 }
 
-func rulesCmd(stdout io.Writer) *cobra.Command {
+func rulesCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
 		dirs   []string
 		config string
@@ -56,6 +56,7 @@ the rules as written (each case pins its own params).`,
 		if err != nil {
 			return nil, &exitError{2, err}
 		}
+		listSkippedRules(stderr, s)
 		return s, nil
 	}
 	list := &cobra.Command{
