@@ -8,9 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -58,7 +56,7 @@ func (e *InputError) Unwrap() error { return e.Err }
 // Analyze reads every trace, derives its facts and evaluates the rules.
 // Files are read in parallel, one per core; the Result keeps input order.
 func Analyze(ctx context.Context, opts Options) (*Result, error) {
-	files, fromDir, err := expand(opts.Paths)
+	files, fromDir, scanSkipped, err := expand(opts.Paths)
 	if err != nil {
 		return nil, &InputError{err}
 	}
@@ -104,7 +102,7 @@ func Analyze(ctx context.Context, opts Options) (*Result, error) {
 	// Inside a directory, a JSON file that cannot be read as a trace (an
 	// Execution Trace, a config, a file with no events) is skipped and
 	// listed in the report; named files fail.
-	res := &Result{SchemaVersion: ResultSchemaVersion}
+	res := &Result{SchemaVersion: ResultSchemaVersion, Skipped: scanSkipped}
 	for i := range files {
 		var ie *InputError
 		if errs[i] != nil && fromDir[i] && errors.As(errs[i], &ie) {
@@ -118,7 +116,7 @@ func Analyze(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	if len(res.Traces) == 0 {
-		return nil, &InputError{fmt.Errorf("read traces: no Kineto trace among %d files (%d skipped)", len(files), len(res.Skipped))}
+		return nil, &InputError{fmt.Errorf("read traces: no Kineto trace among %d files (%d skipped)", len(files)+len(scanSkipped), len(res.Skipped))}
 	}
 	if ranks, note := assignRanks(res.Traces); ranks {
 		crossRank(res.Traces)
@@ -187,19 +185,25 @@ func readTrace(path string, stdin io.Reader, prog *progress) (*trace.Trace, erro
 // given, directories to every *.json and *.json.gz below them (sorted by
 // path), "-" kept for stdin (at most once).
 func ExpandPaths(paths []string) ([]string, error) {
-	files, _, err := expand(paths)
+	files, _, _, err := expand(paths)
 	return files, err
 }
 
-func expand(paths []string) (files []string, fromDir []bool, err error) {
+// IsTraceName reports whether a directory scan reads a file of this name
+// as a trace: *.json and *.json.gz.
+func IsTraceName(name string) bool {
+	return strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".json.gz")
+}
+
+func expand(paths []string) (files []string, fromDir []bool, skipped []Skipped, err error) {
 	if len(paths) == 0 {
-		return nil, nil, errors.New("no trace given: pass a trace file, a directory of traces, or - for stdin")
+		return nil, nil, nil, errors.New("no trace given: pass a trace file, a directory of traces, or - for stdin")
 	}
 	stdin := false
 	for _, p := range paths {
 		if p == "-" {
 			if stdin {
-				return nil, nil, errors.New("parse paths: - (stdin) given more than once")
+				return nil, nil, nil, errors.New("parse paths: - (stdin) given more than once")
 			}
 			stdin = true
 			files, fromDir = append(files, p), append(fromDir, false)
@@ -207,35 +211,26 @@ func expand(paths []string) (files []string, fromDir []bool, err error) {
 		}
 		st, err := os.Stat(p)
 		if err != nil {
-			return nil, nil, fmt.Errorf("open trace: %w", err)
+			return nil, nil, nil, fmt.Errorf("open trace: %w", err)
 		}
 		if !st.IsDir() {
 			files, fromDir = append(files, p), append(fromDir, false)
 			continue
 		}
-		var found []string
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			n := d.Name()
-			if !d.IsDir() && (strings.HasSuffix(n, ".json") || strings.HasSuffix(n, ".json.gz")) {
-				found = append(found, path)
-			}
-			return nil
-		})
+		found, skips, err := scanDir(p, nil, IsTraceName)
 		if err != nil {
-			return nil, nil, fmt.Errorf("read trace directory: %w", err)
+			return nil, nil, nil, fmt.Errorf("read trace directory: %w", err)
 		}
+		skipped = append(skipped, skips...)
 		if len(found) == 0 {
-			return nil, nil, fmt.Errorf("read trace directory %s: no *.json or *.json.gz traces in it", p)
+			return nil, nil, nil, fmt.Errorf("read trace directory %s: no *.json or *.json.gz traces in it", p)
 		}
 		sort.Strings(found)
 		for _, f := range found {
 			files, fromDir = append(files, f), append(fromDir, true)
 		}
 	}
-	return files, fromDir, nil
+	return files, fromDir, skipped, nil
 }
 
 // crossChecks warns when damage and facts together mean the numbers are

@@ -200,25 +200,15 @@ func expandScripts(paths []string) ([]string, []SkippedFile, error) {
 			out = append(out, p)
 			continue
 		}
-		var found []string
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
+		found, skips, err := scanDir(p, func(path string, d fs.DirEntry) bool {
 			name := d.Name()
-			if d.IsDir() {
-				if path != p && (strings.HasPrefix(name, ".") || skipDirs[name]) {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if strings.HasSuffix(name, ".py") {
-				found = append(found, path)
-			}
-			return nil
-		})
+			return !strings.HasPrefix(name, ".") && !skipDirs[name]
+		}, func(name string) bool { return strings.HasSuffix(name, ".py") })
 		if err != nil {
 			return nil, nil, fmt.Errorf("read script directory %s: %w", p, err)
+		}
+		for _, sk := range skips {
+			skipped = append(skipped, SkippedFile{Path: sk.Path, RelPath: filepath.ToSlash(sk.Path), Reason: sk.Reason})
 		}
 		if len(found) == 0 {
 			return nil, nil, fmt.Errorf("read script directory %s: no *.py files in it", p)

@@ -116,7 +116,7 @@ func runCasesFS(s *Set, fsys fs.FS, dir, display string) ([]CaseResult, error) {
 	var out []CaseResult
 	for _, de := range des {
 		ext := path.Ext(de.Name())
-		if de.IsDir() || (ext != ".yaml" && ext != ".yml") {
+		if de.IsDir() || (ext != ".yaml" && ext != ".yml") || irregular(fsys, path.Join(dir, de.Name()), de) != "" {
 			continue
 		}
 		file := path.Join(display, de.Name())
@@ -202,6 +202,14 @@ func ParseCases(b []byte) (*CaseFile, error) {
 		}
 		if c.Script != "" && c.ScriptFile != "" {
 			return nil, fmt.Errorf("case %q (line %d): give script or script_file, not both", c.Name, c.Line)
+		}
+		for _, b := range c.Impact {
+			if _, err := finiteParam(b); err != nil {
+				return nil, fmt.Errorf("case %q (line %d): impact: %w", c.Name, c.Line, err)
+			}
+		}
+		if _, err := normalizeParams(c.Params); err != nil {
+			return nil, fmt.Errorf("case %q (line %d): %w", c.Name, c.Line, err)
 		}
 		if _, err := CaseFacts(c.Facts); err != nil {
 			return nil, fmt.Errorf("case %q (line %d): %w", c.Name, c.Line, err)

@@ -128,7 +128,7 @@ func LoadConfigured(c *FileConfig, dirs ...string) (*Set, error) {
 	}
 	s, err = s.With(c.RuleConfig())
 	if err != nil {
-		return nil, fmt.Errorf("apply config %s: %w", c.Path, err)
+		return nil, fmt.Errorf("load config %s: %w", c.Path, err)
 	}
 	return s, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"regexp"
 	"slices"
@@ -379,9 +380,9 @@ func decodeRegoFinding(x any) (rawFinding, error) {
 		return raw, fmt.Errorf("finding msg is %T, want a string", obj["msg"])
 	}
 	raw.msg = msg
-	imp, ok := asFloat(obj["impact"])
-	if !ok {
-		return raw, fmt.Errorf("finding impact is %T, want a number", obj["impact"])
+	imp, err := regoNumber(obj["impact"])
+	if err != nil {
+		return raw, fmt.Errorf("finding impact %w", err)
 	}
 	raw.impact = imp
 	if c, ok := obj["confidence"]; ok {
@@ -418,14 +419,28 @@ func decodeRegoFinding(x any) (rawFinding, error) {
 			}
 			name, _ := eo["name"].(string)
 			unit, _ := eo["unit"].(string)
-			val, ok := asFloat(eo["value"])
-			if !ok {
-				return raw, fmt.Errorf("finding evidence %q value is %T, want a number", name, eo["value"])
+			val, err := regoNumber(eo["value"])
+			if err != nil {
+				return raw, fmt.Errorf("finding evidence %q value %w", name, err)
 			}
 			raw.evidence = append(raw.evidence, Evidence{Name: name, Value: val, Unit: unit})
 		}
 	}
 	return raw, nil
+}
+
+// regoNumber converts a number a Rego rule yielded; Rego numbers are
+// arbitrary precision, so one can lie beyond float64 (1e400). The error
+// reads after "finding impact ".
+func regoNumber(v any) (float64, error) {
+	f, ok := asFloat(v)
+	if ok && !math.IsNaN(f) && !math.IsInf(f, 0) {
+		return f, nil
+	}
+	if n, isNum := v.(json.Number); isNum {
+		return 0, fmt.Errorf("%s is not a finite number (beyond float64 range)", n)
+	}
+	return 0, fmt.Errorf("is %T, want a number", v)
 }
 
 // factsSchema is a JSON schema of the Facts JSON (examples excluded) for

@@ -83,7 +83,12 @@ type Set struct {
 	regoc   *regoCompiled
 	regoq   map[string]*preparedQuery // rule id -> prepared query
 	timeout time.Duration
+	skipped []string // "path: reason" for entries of rule dirs not read
 }
+
+// Skipped lists the entries of the rule directories that were not read
+// (named pipes and other files that are not regular), as "path: reason".
+func (s *Set) Skipped() []string { return append([]string(nil), s.skipped...) }
 
 var builtinSet = sync.OnceValues(func() (*Set, error) {
 	srcs, err := fsSources(builtin.FS, ".", "builtin")
@@ -108,20 +113,65 @@ func Load(dirs ...string) (*Set, error) {
 	if err != nil {
 		return nil, err
 	}
+	var skipped []string
 	for _, d := range dirs {
 		more, err := fsSources(os.DirFS(d), ".", d)
 		if err != nil {
 			return nil, fmt.Errorf("read rules dir %s: %w", d, err)
 		}
-		srcs = append(srcs, more...)
+		for _, src := range more {
+			if src.skip != "" {
+				skipped = append(skipped, src.path+": "+src.skip)
+			} else {
+				srcs = append(srcs, src)
+			}
+		}
 	}
-	return loadSources(srcs)
+	s, err := loadSources(srcs)
+	if err != nil {
+		return nil, err
+	}
+	s.skipped = skipped
+	return s, nil
+}
+
+// IsRuleFileName reports whether Load reads a file of this name directly
+// inside a rules directory: *.rego (not *_test.rego), *.yaml, *.yml, and
+// no hidden files.
+func IsRuleFileName(name string) bool {
+	if strings.HasPrefix(name, ".") || strings.HasSuffix(name, "_test.rego") {
+		return false
+	}
+	ext := path.Ext(name)
+	return ext == ".rego" || ext == ".yaml" || ext == ".yml"
 }
 
 // source is one rule file's bytes and the name errors use for it.
 type source struct {
 	path string
 	data []byte
+	skip string // why the file was not read (not a regular file)
+}
+
+// irregular tells why a directory entry is not a regular file to read
+// (a named pipe blocks the reader forever), or "" for a regular file or a
+// symlink to one.
+func irregular(fsys fs.FS, name string, de fs.DirEntry) string {
+	mode := de.Type()
+	if mode&fs.ModeSymlink != 0 {
+		st, err := fs.Stat(fsys, name)
+		if err != nil {
+			return "" // reading it reports the error
+		}
+		mode = st.Mode().Type()
+	}
+	if mode.IsRegular() {
+		return ""
+	}
+	if mode&fs.ModeNamedPipe != 0 {
+		return "not a regular file: a named pipe"
+	}
+	return "not a regular file: mode " + mode.String()
 }
 
 func fsSources(fsys fs.FS, dir, display string) ([]source, error) {
@@ -132,11 +182,11 @@ func fsSources(fsys fs.FS, dir, display string) ([]source, error) {
 	var out []source
 	for _, de := range des {
 		name := de.Name()
-		if de.IsDir() || strings.HasPrefix(name, ".") || strings.HasSuffix(name, "_test.rego") {
+		if de.IsDir() || !IsRuleFileName(name) {
 			continue
 		}
-		ext := path.Ext(name)
-		if ext != ".rego" && ext != ".yaml" && ext != ".yml" {
+		if why := irregular(fsys, path.Join(dir, name), de); why != "" {
+			out = append(out, source{path: filepath.ToSlash(filepath.Join(display, name)), skip: why})
 			continue
 		}
 		b, err := fs.ReadFile(fsys, path.Join(dir, name))
@@ -245,8 +295,11 @@ func (s *Set) configure(cfg Config) (*Set, error) {
 				continue
 			}
 			nv, err := normalizeParam(v)
+			if err == nil {
+				err = paramInRange(name, nv)
+			}
 			if err != nil {
-				errs = append(errs, fmt.Errorf("override param %s of rule %s: %w", name, id, err))
+				errs = append(errs, fmt.Errorf("param %s.%s: %w", id, name, err))
 				continue
 			}
 			if paramKind(nv) != paramKind(def) {
@@ -260,7 +313,7 @@ func (s *Set) configure(cfg Config) (*Set, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	out := &Set{loaded: s.loaded, regoc: s.regoc, timeout: cfg.Timeout}
+	out := &Set{loaded: s.loaded, regoc: s.regoc, timeout: cfg.Timeout, skipped: s.skipped}
 	if out.timeout == 0 {
 		out.timeout = DefaultTimeout
 	}

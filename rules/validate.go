@@ -3,6 +3,7 @@ package rules
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"reflect"
 	"regexp"
@@ -161,11 +162,17 @@ func normalizeParam(v any) (any, error) {
 	case uint64:
 		return float64(x), nil
 	case float32:
-		return float64(x), nil
-	case float64, bool, string:
+		return finiteParam(float64(x))
+	case float64:
+		return finiteParam(x)
+	case bool, string:
 		return x, nil
 	case interface{ Float64() (float64, error) }: // json.Number
-		return x.Float64()
+		f, err := x.Float64()
+		if err != nil {
+			return nil, fmt.Errorf("not a finite number (%v)", x)
+		}
+		return finiteParam(f)
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
@@ -197,12 +204,55 @@ func normalizeParams(p map[string]any) (map[string]any, error) {
 	out := make(map[string]any, len(p))
 	for k, v := range p {
 		n, err := normalizeParam(v)
+		if err == nil {
+			err = paramInRange(k, n)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("param %s: %w", k, err)
 		}
 		out[k] = n
 	}
 	return out, nil
+}
+
+// finiteParam refuses NaN and infinities: every comparison with NaN is
+// false (a threshold that silently never fires), and OPA panics on them.
+func finiteParam(f float64) (any, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, fmt.Errorf("not a finite number (%v)", f)
+	}
+	return f, nil
+}
+
+// paramInRange checks a number param against the range its name implies,
+// by the fact naming convention: *_ratio, *_share and impact are 0..1;
+// times, sizes, counts and rates (*_us, *_ms, *_bytes, *_count,
+// *_per_step, *_per_ms) are not negative.
+func paramInRange(name string, v any) error {
+	f, ok := v.(float64)
+	if !ok {
+		return nil
+	}
+	switch {
+	case name == "impact" || strings.HasSuffix(name, "_ratio") || strings.HasSuffix(name, "_share"):
+		if f < 0 || f > 1 {
+			return fmt.Errorf("%v is out of range (want 0..1)", f)
+		}
+	case hasAnySuffix(name, "_us", "_ms", "_bytes", "_count", "_per_step", "_per_ms"):
+		if f < 0 {
+			return fmt.Errorf("%v is out of range (want 0 or more)", f)
+		}
+	}
+	return nil
+}
+
+func hasAnySuffix(s string, suffixes ...string) bool {
+	for _, x := range suffixes {
+		if strings.HasSuffix(s, x) {
+			return true
+		}
+	}
+	return false
 }
 
 func paramKind(v any) string {

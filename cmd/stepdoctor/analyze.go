@@ -14,6 +14,7 @@ import (
 	"github.com/stepdoctor/stepdoctor/engine"
 	"github.com/stepdoctor/stepdoctor/engine/facts"
 	"github.com/stepdoctor/stepdoctor/reports"
+	"github.com/stepdoctor/stepdoctor/rules"
 	"golang.org/x/term"
 )
 
@@ -88,10 +89,18 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 	if err != nil {
 		return usage(err)
 	}
-	set, err := loadRules(fl.config, fl.ruleDirs)
+	cfg, err := findConfig(fl.config)
 	if err != nil {
 		return usage(err)
 	}
+	if err := checkOutput(fl.out, analyzeInputs(paths, fl, cfg)); err != nil {
+		return err
+	}
+	set, err := rules.LoadConfigured(cfg, fl.ruleDirs...)
+	if err != nil {
+		return usage(err)
+	}
+	listSkippedRules(stderr, set)
 	opts := engine.Options{Paths: paths, Rules: set, Stdin: stdin}
 	var bar *progressBar
 	if isTerminal(stderr) {
@@ -144,6 +153,31 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 		}
 	}
 	return nil
+}
+
+// listSkippedRules lists the entries of rule directories that were not
+// read (named pipes and other files that are not regular).
+func listSkippedRules(w io.Writer, set *rules.Set) {
+	for _, sk := range set.Skipped() {
+		fmt.Fprintf(w, "skipped rule file %s\n", sk)
+	}
+}
+
+// analyzeInputs lists everything analyze reads, for checkOutput.
+func analyzeInputs(paths []string, fl analyzeFlags, cfg *rules.FileConfig) []input {
+	in := traceInputs(paths...)
+	if fl.baseline != "" {
+		in = append(in, traceInputs(fl.baseline)...)
+	}
+	if fl.script != "" {
+		in = append(in, input{kind: "script", path: fl.script})
+	}
+	dirs := fl.ruleDirs
+	if cfg != nil {
+		in = append(in, input{kind: "config", path: cfg.Path})
+		dirs = append(append([]string(nil), cfg.Rules...), dirs...)
+	}
+	return append(in, ruleDirInputs(dirs...)...)
 }
 
 var renderers = map[string]func(io.Writer, *engine.Result, bool) error{

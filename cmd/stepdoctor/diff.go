@@ -25,6 +25,9 @@ spread (smaller changes are marked as noise), and findings resolved, new and
 unchanged. Output as for analyze: terminal by default, -o FILE (.md, .html, .json).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(out, traceInputs(args...)); err != nil {
+				return err
+			}
 			d, err := diffPaths(cmd.Context(), args[0], args[1], stdin)
 			if err != nil {
 				return err

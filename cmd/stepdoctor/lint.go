@@ -70,6 +70,7 @@ func lint(ctx context.Context, paths []string, fl lintFlags, stdout, stderr io.W
 	if err != nil {
 		return usage(err)
 	}
+	listSkippedRules(stderr, set)
 	res, err := engine.Lint(ctx, engine.LintOptions{Paths: paths, Rules: set})
 	if err != nil {
 		var ie *engine.InputError

@@ -44,7 +44,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(analyzeCmd(stdin, stdout, stderr), factsCmd(stdin, stdout, stderr), diffCmd(stdin, stdout, stderr), rulesCmd(stdout))
+	root.AddCommand(analyzeCmd(stdin, stdout, stderr), factsCmd(stdin, stdout, stderr), diffCmd(stdin, stdout, stderr), rulesCmd(stdout, stderr))
 	root.AddCommand(lintCmd(stdout, stderr))
 	root.SetArgs(args)
 	root.SetIn(stdin)

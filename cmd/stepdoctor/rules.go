@@ -36,7 +36,7 @@ func findConfig(configPath string) (*rules.FileConfig, error) {
 	return rules.LoadConfigFile(configPath)
 }
 
-func rulesCmd(stdout io.Writer) *cobra.Command {
+func rulesCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
 		dirs   []string
 		config string
@@ -56,6 +56,7 @@ the rules as written (each case pins its own params).`,
 		if err != nil {
 			return nil, &exitError{2, err}
 		}
+		listSkippedRules(stderr, s)
 		return s, nil
 	}
 	list := &cobra.Command{
@@ -67,10 +68,11 @@ the rules as written (each case pins its own params).`,
 			if err != nil {
 				return err
 			}
+			w := &errWriter{w: stdout}
 			for _, r := range set.Rules() {
-				fmt.Fprintf(stdout, "%-24s %-7s %-18s %s\n", r.ID, r.Severity, r.Category, r.Title)
+				fmt.Fprintf(w, "%-24s %-7s %-18s %s\n", r.ID, r.Severity, r.Category, r.Title)
 			}
-			return nil
+			return w.check("write rule list", nil)
 		},
 	}
 	show := &cobra.Command{
@@ -86,8 +88,9 @@ the rules as written (each case pins its own params).`,
 			if !ok {
 				return &exitError{2, fmt.Errorf("show rule %s: no such enabled rule (see stepdoctor rules list)", args[0])}
 			}
-			writeRuleDoc(stdout, r, "#")
-			return nil
+			w := &errWriter{w: stdout}
+			writeRuleDoc(w, r, "#")
+			return w.check("write rule "+r.ID, nil)
 		},
 	}
 	doc := &cobra.Command{
@@ -99,8 +102,9 @@ the rules as written (each case pins its own params).`,
 			if err != nil {
 				return err
 			}
-			writeCatalogue(stdout, set.Rules())
-			return nil
+			w := &errWriter{w: stdout}
+			writeCatalogue(w, set.Rules())
+			return w.check("write rule catalogue", nil)
 		},
 	}
 	test := &cobra.Command{
@@ -110,11 +114,41 @@ the rules as written (each case pins its own params).`,
 and every Rego test rule (test_*) in DIR/*_test.rego. Without DIR it runs the built-in
 pack's cases. It prints PASS or FAIL per test and exits 1 when any test fails.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runRuleTests(cmd.Context(), stdout, dirs, args)
+			w := &errWriter{w: stdout}
+			err := runRuleTests(cmd.Context(), w, dirs, args)
+			return w.check("write rule test results", err)
 		},
 	}
 	c.AddCommand(list, show, doc, test)
 	return c
+}
+
+// errWriter keeps the first write error, so that commands that print with
+// fmt.Fprintf can check it once at the end (stdout may be a full disk or a
+// closed pipe).
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	if err != nil {
+		e.err = err
+	}
+	return n, err
+}
+
+// check returns a write error (exit 2) before err: a failed test run whose
+// report could not be written is a failure to report.
+func (e *errWriter) check(what string, err error) error {
+	if e.err != nil {
+		return &exitError{2, fmt.Errorf("%s: %w", what, e.err)}
+	}
+	return err
 }
 
 // runRuleTests runs the cases and Rego tests of each directory (the

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -300,5 +302,28 @@ func checkInvariants(t *testing.T, name string, facts map[string]any, fs []trace
 	}
 	if hasGPU && sum > idle+1e-6 {
 		t.Errorf("%s: idle-time rules claim %.4f, more than the GPU idle ratio %.4f", name, sum, idle)
+	}
+}
+
+// failWriter fails every write, like stdout redirected to /dev/full.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestRulesWriteErrors: every rules subcommand reports a failed write
+// with exit 2; they used to ignore it and exit 0.
+func TestRulesWriteErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"rules", "list"},
+		{"rules", "show", "dataloader-bound"},
+		{"rules", "doc"},
+		{"rules", "test"},
+		{"rules", "test", filepath.Join("..", "..", "rules", "examples")},
+	} {
+		var errb bytes.Buffer
+		code := run(context.Background(), args, strings.NewReader(""), failWriter{}, &errb)
+		if code != 2 || !strings.Contains(errb.String(), "no space left on device") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and the write error", args, code, errb.String())
+		}
 	}
 }

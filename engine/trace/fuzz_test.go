@@ -26,6 +26,7 @@ func FuzzParse(f *testing.F) {
 		`[{"ph":"B","name":"a","pid":"1","tid":"x","ts":"5"},{"ph":"E","pid":"1","tid":"x","ts":"9.5"}]`,
 		`{"traceEvents":[{"ph":"X","name":"ProfilerStep#1","cat":"user_annotation","pid":1,"tid":1,"ts":0,"dur":100},{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1,"dur":3,"args":{"correlation":7}},{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":50,"dur":90,"args":{"correlation":7}},],}`,
 		`{"traceEvents":[{"ph":"X","name":"a","ts":NaN,"dur":-inf,"args":{"x":"C:\path"}}`,
+		`{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":N/A,"args":{"bytes":N/A,"l":[N/A]}}]}`,
 		`{"nodes":[]}`,
 	} {
 		f.Add([]byte(s))

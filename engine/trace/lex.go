@@ -360,13 +360,15 @@ func (l *lexer) number() ([]byte, error) {
 	}
 }
 
-// word reads a bare word (true, false, null, NaN, Infinity, inf).
+// word reads a bare word (true, false, null, NaN, Infinity, inf, N/A).
+// A slash is part of a word so that N/A is one token; no JSON value is
+// followed by one, so other words with a slash are errors either way.
 func (l *lexer) word() ([]byte, error) {
 	start := l.pos
 	for {
 		for l.pos < l.end {
 			c := l.buf[l.pos]
-			if (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') {
+			if (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '/' {
 				l.pos++
 				continue
 			}
@@ -381,10 +383,12 @@ func (l *lexer) word() ([]byte, error) {
 }
 
 // nonFinite reports whether w is a non-JSON number token that some writers
-// emit (NaN, Infinity, inf, with an optional leading minus handled by the caller).
+// emit (NaN, Infinity, inf, with an optional leading minus handled by the
+// caller; N/A, which old libkineto wrote for an unknown value,
+// pytorch/kineto#131).
 func nonFinite(w []byte) bool {
 	switch string(w) {
-	case "NaN", "nan", "Infinity", "infinity", "inf", "Inf":
+	case "NaN", "nan", "Infinity", "infinity", "inf", "Inf", "N/A":
 		return true
 	}
 	return false

@@ -486,3 +486,42 @@ func TestLayoutsParseAlike(t *testing.T) {
 		}
 	}
 }
+
+// TestNotAvailableToken: old libkineto wrote a bare N/A where a number was
+// unknown (pytorch/kineto#131). It is repaired like NaN, with its byte
+// offset, instead of rejecting the whole trace: in args (skipped), in a
+// timestamp (the event dropped) and in an array.
+func TestNotAvailableToken(t *testing.T) {
+	src := `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2,"args":{"bytes":N/A,"list":[N/A, 1]}},` +
+		`{"ph":"X","name":"b","pid":1,"tid":1,"ts":3,"dur":N/A},` +
+		`{"ph":"X","name":"c","pid":1,"tid":1,"ts":5,"dur":1,"args":{"x":-N/A}}]}`
+	tr := parse(t, src)
+	if len(tr.Events) != 2 {
+		t.Fatalf("events %d, want 2 (the N/A-duration event dropped)", len(tr.Events))
+	}
+	d := diag(tr, "non_finite")
+	if d == nil || d.Count != 4 || d.Kind != DiagRepair {
+		t.Fatalf("non_finite diagnostic %+v, want 4 repairs", d)
+	}
+	if want := int64(strings.Index(src, "N/A")); d.Offset != want || !strings.Contains(d.Message, "N/A") {
+		t.Errorf("diagnostic at %d %q, want the first N/A at %d", d.Offset, d.Message, want)
+	}
+	// Other words with a slash stay errors.
+	if _, err := Parse(strings.NewReader(`{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2,"args":{"x":N/B}}]}`), "t.json"); err == nil {
+		t.Errorf("N/B accepted")
+	}
+}
+
+// TestNotAvailableAcrossWindow: N/A split by the reader's window boundary
+// is still one token.
+func TestNotAvailableAcrossWindow(t *testing.T) {
+	head := `{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2,"args":{"pad":"`
+	for shift := -3; shift <= 1; shift++ {
+		pad := strings.Repeat("x", windowSize-len(head)-len(`","v":`)+shift)
+		src := head + pad + `","v":N/A}}]}`
+		tr := parse(t, src)
+		if d := diag(tr, "non_finite"); len(tr.Events) != 1 || d == nil || d.Offset != int64(strings.Index(src, "N/A")) {
+			t.Errorf("shift %d: %d events, diagnostic %+v", shift, len(tr.Events), d)
+		}
+	}
+}
