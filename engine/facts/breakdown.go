@@ -115,11 +115,44 @@ func (d *deriver) steps2(win ivset, roleSets []ivset) {
 		}
 		d.f.Steps = append(d.f.Steps, b)
 	}
+	d.slowStepExcess(perStep)
 	out := []**float64{&d.f.StepKernelRatio, &d.f.StepMemcpyRatio, &d.f.StepMemsetRatio, &d.f.StepCommunicationRatio,
 		&d.f.StepRuntimeRatio, &d.f.StepDataloaderRatio, &d.f.StepCPUOpRatio, &d.f.StepOtherRatio}
 	for r, p := range out {
 		*p = d.ratio(totals[r])
 	}
+}
+
+// slowStepExcess finds what made the slowest step slow: per breakdown role,
+// the slowest step's time (by capped duration) minus the median over the
+// steps, and the role with the largest excess. Needs 3 steps or more.
+func (d *deriver) slowStepExcess(perStep [][]int64) {
+	if len(perStep) < 3 || len(d.stepDur) != len(perStep) {
+		return
+	}
+	slow := 0
+	for k, ns := range d.stepDur {
+		if ns > d.stepDur[slow] {
+			slow = k
+		}
+	}
+	best, bestNS := -1, int64(0)
+	vals := make([]float64, len(perStep))
+	for r := range Roles {
+		for k := range perStep {
+			vals[k] = float64(perStep[k][r])
+		}
+		sort.Float64s(vals)
+		if ex := perStep[slow][r] - int64(percentile(vals, 0.5)); ex > bestNS {
+			best, bestNS = r, ex
+		}
+	}
+	if best < 0 {
+		return
+	}
+	role := Roles[best]
+	d.f.SlowStepExcessRole = &role
+	d.f.SlowStepExcessUS = f64(float64(bestNS) / 1e3)
 }
 
 // timelineBuckets is the resolution of Facts.Timeline.

@@ -18,11 +18,17 @@ type Config struct {
 	ChainKernelNS  int64 // an elementwise chain member is shorter than this (ns)
 	ChainMinLength int   // minimal run length that counts as a chain
 	Examples       int   // example events kept per kind
+	// QueuedLatencyNS: queued GPU idle before work that starts within this
+	// long after its launch call returned is launch latency, not a
+	// dependency wait (ns).
+	QueuedLatencyNS int64
 }
 
-// DefaultConfig returns DESIGN.md's thresholds.
+// DefaultConfig returns DESIGN.md's thresholds, and 50 us of launch latency
+// (a few times the 5-20 us from a launch call's return to the kernel's
+// start that Nsight Systems shows on an idle device, more on ROCm).
 func DefaultConfig() Config {
-	return Config{ShortKernelNS: 10_000, ChainKernelNS: 20_000, ChainMinLength: 3, Examples: 5}
+	return Config{ShortKernelNS: 10_000, ChainKernelNS: 20_000, ChainMinLength: 3, Examples: 5, QueuedLatencyNS: 50_000}
 }
 
 // launchNames are the runtime/driver calls that launch a kernel.
@@ -190,6 +196,8 @@ func (d *deriver) primaryDevice() {
 // CUDA nor ROCm activity (MTIA: mtia_ccp_events, mtia_runtime), so no GPU
 // fact describes it.
 func (d *deriver) otherAccelerator() {
+	none := ""
+	d.f.UnsupportedAccelerator = &none
 	if d.hasGPU {
 		return
 	}

@@ -50,7 +50,7 @@ type Facts struct {
 
 	PrimaryDevice *int64 `json:"primary_device" expr:"primary_device"` // device id (args.device, else pid)
 	// UnsupportedAccelerator names a device whose events are not CUDA/ROCm
-	// activity ("MTIA"); nil otherwise.
+	// activity ("MTIA"); "" when the trace shows none.
 	UnsupportedAccelerator *string `json:"unsupported_accelerator" expr:"unsupported_accelerator"`
 	Device                 *Device `json:"device" expr:"device"`
 
@@ -111,6 +111,12 @@ type Facts struct {
 	StepDataloaderRatio    *float64 `json:"step_dataloader_ratio" expr:"step_dataloader_ratio"`
 	StepCPUOpRatio         *float64 `json:"step_cpu_op_ratio" expr:"step_cpu_op_ratio"`
 	StepOtherRatio         *float64 `json:"step_other_ratio" expr:"step_other_ratio"`
+	// SlowStepExcessRole is the breakdown role (one of Roles) in which the
+	// slowest step spent the most time beyond the median step, and
+	// SlowStepExcessUS that excess in microseconds: what made it slow. Nil
+	// with fewer than 3 steps.
+	SlowStepExcessRole *string  `json:"slow_step_excess_role" expr:"slow_step_excess_role"`
+	SlowStepExcessUS   *float64 `json:"slow_step_excess_us" expr:"slow_step_excess_us"`
 
 	// Idle-gap causes (DESIGN.md rev 3 "Why the GPU waits"): each GPU idle
 	// gap in W is charged through the launch of the activity that ends it:
@@ -138,8 +144,12 @@ type Facts struct {
 	// of |W|). GPUIdleQueuedSyncRatio is the part of it during which a host
 	// thread is blocked in an outermost host sync: host and GPU both wait.
 	// QueuedSyncCulprits are those syncs, most overlap first.
-	GPUIdleQueuedLeadingRatio *float64  `json:"gpu_idle_queued_leading_ratio" expr:"gpu_idle_queued_leading_ratio"`
-	GPUIdleQueuedSyncRatio    *float64  `json:"gpu_idle_queued_sync_ratio" expr:"gpu_idle_queued_sync_ratio"`
+	GPUIdleQueuedLeadingRatio *float64 `json:"gpu_idle_queued_leading_ratio" expr:"gpu_idle_queued_leading_ratio"`
+	GPUIdleQueuedSyncRatio    *float64 `json:"gpu_idle_queued_sync_ratio" expr:"gpu_idle_queued_sync_ratio"`
+	// GPUIdleQueuedLatencyRatio is the part of gpu_idle_queued_ratio (after
+	// the leading part) before work that started within 50 us of its launch
+	// call returning: launch latency, not a dependency (0..1 of |W|).
+	GPUIdleQueuedLatencyRatio *float64  `json:"gpu_idle_queued_latency_ratio" expr:"gpu_idle_queued_latency_ratio"`
 	QueuedSyncCulprits        []Culprit `json:"queued_sync_culprits" expr:"queued_sync_culprits"`
 	// GPUIdleAllocatorRatio is the part of gpu_idle_runtime_ratio charged
 	// to allocator calls (cudaMalloc, cudaFree, hipFree, ...), 0..1 of |W|.

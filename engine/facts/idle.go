@@ -132,11 +132,14 @@ func (d *deriver) idleCauses(win ivset) {
 	host := map[thread][]gapPiece{}
 	var queued []interval // queued pieces, in time order
 	var leadingNS int64   // queued time before the first GPU activity in W
-	chargeQueued := func(next int, s, e int64, leading bool) {
+	var latencyNS int64   // queued time of work that started soon after its launch returned
+	chargeQueued := func(next int, s, e int64, leading, latency bool) {
 		charge(causeQueued, next, s, e)
 		queued = append(queued, interval{s, e})
 		if leading {
 			leadingNS += e - s
+		} else if latency {
+			latencyNS += e - s
 		}
 	}
 	winStart := int64(0)
@@ -162,8 +165,12 @@ func (d *deriver) idleCauses(win ivset) {
 		}
 		next := acts[k]
 		li, ok := d.launchOf(&evs[next])
+		// Work that starts within QueuedLatencyNS of its launch returning
+		// waited on the launch path (driver, doorbell, dispatch), not on a
+		// dependency.
+		latency := ok && evs[next].TS-evs[li].End() <= d.cfg.QueuedLatencyNS
 		if !ok || evs[li].TS < winStart || evs[li].End() <= a {
-			chargeQueued(next, a, b, leading)
+			chargeQueued(next, a, b, leading, latency)
 			continue
 		}
 		l := &evs[li]
@@ -180,7 +187,7 @@ func (d *deriver) idleCauses(win ivset) {
 			charge(launch, li, ls, le)
 		}
 		if qs := max(a, l.End()); qs < b {
-			chargeQueued(next, qs, b, leading)
+			chargeQueued(next, qs, b, leading, latency)
 		}
 	}
 	d.chargeHost(host, charge)
@@ -193,6 +200,7 @@ func (d *deriver) idleCauses(win ivset) {
 	}
 	d.f.IdleCulprits = d.culprits(&ch)
 	d.f.GPUIdleQueuedLeadingRatio = d.ratio(leadingNS)
+	d.f.GPUIdleQueuedLatencyRatio = d.ratio(latencyNS)
 	d.f.GPUIdleAllocatorRatio = d.ratio(ch.allocNS)
 	d.queuedWhileSynced(ivset(queued))
 	d.f.Timeline = tl.spans()

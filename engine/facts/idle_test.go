@@ -123,3 +123,21 @@ func TestIdleSlowCallEveryStepIsNotWarmup(t *testing.T) {
 		t.Errorf("runtime culprits = %+v, want cudaFree first", c)
 	}
 }
+
+// Queued idle before work that starts right after its launch returned is
+// launch latency, kept apart from dependency waits.
+func TestIdleQueuedLatency(t *testing.T) {
+	b := tracetest.New()
+	b.Step(1, 0, 1000)
+	b.Launch(0, 10, "a", 20, 10)    // [20,30): queued [10,20) after a 10 us launch
+	b.Launch(100, 10, "b", 400, 10) // starts 290 us after its launch: a dependency
+	b.Op("aten::mul", 30, 60)       // host busy in [30,90)
+	b.Launch(500, 10, "c", 520, 10) // starts 10 us after its launch: latency
+	f := derive(t, b)
+	// Gap [30,400): host late [30,100) (cpu_op [30,90), untraced [90,100)),
+	// launch [100,110), queued [110,400) = 290, not latency. Gap [410,520):
+	// launch [500,510), queued [510,520) = 10, latency. Leading [10,20).
+	wantF(t, "gpu_idle_queued_ratio", f.GPUIdleQueuedRatio, 0.31)
+	wantF(t, "gpu_idle_queued_latency_ratio", f.GPUIdleQueuedLatencyRatio, 0.01)
+	wantF(t, "gpu_idle_queued_leading_ratio", f.GPUIdleQueuedLeadingRatio, 0.01)
+}

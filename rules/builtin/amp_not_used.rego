@@ -6,9 +6,9 @@
 #   multiplies and convolutions on tensor cores at many times their fp32
 #   rate, and half-precision activations halve memory traffic. A model that
 #   keeps its matmuls and convolutions in fp32 leaves most of that on the
-#   table. The rule fires when at least half of the matmul/conv kernel time
-#   ran in fp32 (`min_fp32_share`) on a device of compute capability 7.0 or
-#   later (`min_compute_major`). NVIDIA's mixed-precision training guide
+#   table. The rule fires when fp32 matmul/conv kernels could give back at
+#   least 0.5% of the window (`min_impact`) on a device of compute
+#   capability 7.0 or later (`min_compute_major`). NVIDIA's mixed-precision training guide
 #   and the PyTorch AMP recipe describe the change.
 #
 #   **How to confirm.** With `record_shapes=True`, the operator table shows
@@ -29,12 +29,13 @@
 #       opt.step(); opt.zero_grad(set_to_none=True)
 #   ```
 #
-#   **Impact estimate.** `gpu_busy_ratio x (1 - tensor_core_kernel_time_ratio)
-#   x fp32_matmul_time_ratio x 0.5` (`speedup_share`): the non-tensor-core
-#   busy time, scaled by the fp32 share of matmul time, of which about half
-#   is saved (matmuls speed up several-fold under autocast, elementwise ops
-#   that stay memory-bound less). A rough, likely estimate: the trace does
-#   not give the matmul time itself.
+#   **Impact estimate.** `fp32_matmul_kernel_time_ratio x (1 - 1/speedup)`
+#   (DESIGN.md rev 3): the fp32 matmul/conv kernel time in the window,
+#   measured from the kernels (by op dtype with `record_shapes=True`, else
+#   by fp32 GEMM kernel names such as `volta_sgemm`), of which a
+#   `speedup`-fold (default 2) faster half-precision kernel gives back
+#   1 - 1/speedup. Elementwise kernels and communication are not counted.
+#   Likely: the speed-up depends on shapes.
 #
 #   **Severity.** By impact: high from 20%, medium from 2%, low below (at
 #   most medium).
@@ -42,12 +43,12 @@
 #   id: amp-not-used
 #   severity: medium
 #   category: kernel-efficiency
-#   requires: [has_gpu, has_shapes, device, gpu_busy_ratio, fp32_matmul_time_ratio, tensor_core_kernel_time_ratio]
+#   requires: [has_gpu, device, fp32_matmul_kernel_time_ratio]
 #   confidence: likely
 #   params:
-#     min_fp32_share: 0.5
+#     min_impact: 0.005
 #     min_compute_major: 7
-#     speedup_share: 0.5
+#     speedup: 2
 #   references:
 #     - https://pytorch.org/docs/stable/amp.html
 #     - https://pytorch.org/tutorials/recipes/recipes/amp_recipe.html
@@ -64,21 +65,26 @@ params := data.stepdoctor.params["amp-not-used"]
 tf32 := "; TF32 (torch.set_float32_matmul_precision(\"high\")) helps what stays fp32" if input.device.compute_major >= 8
 else := ""
 
+share := sprintf(" (%s of matmul/conv kernel time)", [lib.pct(input.fp32_matmul_time_ratio)]) if input.fp32_matmul_time_ratio != null
+else := ""
+
+how := "torch.autocast with bf16" if input.device.compute_major >= 8
+else := "torch.autocast with fp16 and a GradScaler"
+
 finding contains f if {
 	major := input.device.compute_major
 	major >= params.min_compute_major
-	fp32 := input.fp32_matmul_time_ratio
-	fp32 >= params.min_fp32_share
-	tc := input.tensor_core_kernel_time_ratio
-	impact := ((input.gpu_busy_ratio * (1 - tc)) * fp32) * params.speedup_share
+	fp32 := input.fp32_matmul_kernel_time_ratio
+	impact := fp32 * (1 - (1 / params.speedup))
+	impact >= params.min_impact
 	f := {
-		"msg": sprintf("%s of matmul/conv kernel time runs in fp32 on %s (compute capability %d.%d, tensor cores); only %s of kernel time is in tensor-core kernels: use torch.autocast with bf16/fp16%s", [lib.pct(fp32), device_name, major, lib.num(input.device.compute_minor), lib.pct(tc), tf32]),
+		"msg": sprintf("fp32 matmul/conv kernels run %s %s%s on %s (compute capability %d.%d, tensor cores): use %s%s", [lib.pct(fp32), lib.of_time, share, device_name, major, lib.num(input.device.compute_minor), how, tf32]),
 		"impact": impact,
 		"severity": lib.severity(impact, "medium"),
 		"evidence": [
-			{"name": "fp32_matmul_time_ratio", "value": fp32, "unit": "ratio"},
-			{"name": "tensor_core_kernel_time_ratio", "value": tc, "unit": "ratio"},
-			{"name": "gpu_busy_ratio", "value": input.gpu_busy_ratio, "unit": "ratio"},
+			{"name": "fp32_matmul_kernel_time_ratio", "value": fp32, "unit": "ratio"},
+			{"name": "fp32_matmul_time_ratio", "value": lib.num(input.fp32_matmul_time_ratio), "unit": "ratio"},
+			{"name": "tensor_core_kernel_time_ratio", "value": lib.num(input.tensor_core_kernel_time_ratio), "unit": "ratio"},
 		],
 	}
 }

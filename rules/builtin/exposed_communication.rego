@@ -59,6 +59,7 @@ package stepdoctor.rules.exposed_communication
 import rego.v1
 
 import data.stepdoctor.lib
+import data.stepdoctor.rules.allreduce_per_parameter
 
 params := data.stepdoctor.params["exposed-communication"]
 
@@ -67,13 +68,19 @@ ranks := sprintf(" (rank %d of %d)", [input.rank, input.world_size]) if {
 	input.world_size != null
 } else := ""
 
+# Measured directly: confirmed when most communication runs alone.
+confidence := "confirmed" if input.comm_overlap_ratio < 0.5
+else := "likely"
+
 finding contains f if {
+	not allreduce_per_parameter.claims
 	exposed := input.exposed_comm_ratio
 	exposed >= params.min_exposed_ratio
 	input.kernel_count >= params.min_kernels
 	f := {
 		"msg": sprintf("Communication kernels run %s %s%s and only %s of that overlaps compute: %s is exposed communication", [lib.pct(input.comm_kernel_time_ratio), lib.of_time, ranks, lib.pct(input.comm_overlap_ratio), lib.pct(exposed)]),
 		"impact": exposed,
+		"confidence": confidence,
 		"severity": lib.severity(exposed, "high"),
 		"evidence": [
 			{"name": "exposed_comm_ratio", "value": exposed, "unit": "ratio"},

@@ -73,12 +73,15 @@ params := data.stepdoctor.params["host-sync-in-step"]
 # claims: this rule owns the GPU idle time spent in host syncs.
 claims if input.sync_per_step >= params.min_per_step
 
+top := sprintf("; most in %s", [lib.top_culprit("sync")]) if input.idle_culprits.sync[0]
+else := ""
+
 finding contains f if {
 	claims
 	n := input.sync_per_step
 	idle := input.gpu_idle_sync_ratio
 	f := {
-		"msg": sprintf("The host synchronizes with the GPU %s times per step (.item(), .cpu(), torch.cuda.synchronize() or synchronous copies); the GPU sits idle %s %s while the host waits in them", [lib.fixed(n, 1), lib.pct(idle), lib.of_time]),
+		"msg": sprintf("The host synchronizes with the GPU %s times per step (.item(), .cpu(), torch.cuda.synchronize() or blocking copies); the GPU sits idle %s %s while the host waits in them%s", [lib.fixed(n, 1), lib.pct(idle), lib.of_time, top]),
 		"impact": idle,
 		"severity": lib.severity(idle, "high"),
 		"evidence": [

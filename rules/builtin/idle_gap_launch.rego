@@ -61,14 +61,24 @@ package stepdoctor.rules.idle_gap_launch
 import rego.v1
 
 import data.stepdoctor.lib
+import data.stepdoctor.rules.allocator_churn
 import data.stepdoctor.rules.launch_bound
 import data.stepdoctor.rules.repeated_small_op
 
 params := data.stepdoctor.params["idle-gap-launch"]
 
-host_idle := input.gpu_idle_launch_ratio + input.gpu_idle_cpu_op_ratio
+host_idle := lib.host_issue_idle - allocator_churn.claim
 
 impact := max([0, host_idle - repeated_small_op.claim])
+
+culprit_note := concat("", ["; the GPU waits most on ", concat("; ", [lib.culprit(c) |
+	some cause in ["cpu_op", "launch", "python", "runtime"]
+	c := input.idle_culprits[cause][0]
+])]) if {
+	some cause in ["cpu_op", "launch", "python", "runtime"]
+	input.idle_culprits[cause][0]
+} else := ""
+
 
 graph_note := "; most kernels are CUDA/HIP Graph replays, so per-kernel launch cost is not the cause" if {
 	input.graph_launched_kernel_ratio >= 0.5
@@ -83,10 +93,10 @@ finding contains f if {
 	input.kernel_count >= params.min_kernels
 	host_idle >= params.min_idle_ratio
 	f := {
-		"msg": sprintf("The GPU is idle %s %s while the launching thread is in runtime calls (%s: allocation, synchronous copies, set-up, launches) or CPU operators (%s)%s%s", [
+		"msg": sprintf("The GPU is idle %s %s while the thread that launches its next work is in launch or runtime calls (%s), CPU operators (%s) or Python (%s)%s%s%s", [
 			lib.pct(host_idle), lib.of_time,
-			lib.pct(input.gpu_idle_launch_ratio), lib.pct(input.gpu_idle_cpu_op_ratio),
-			graph_note, window_note,
+			lib.pct((lib.num(input.gpu_idle_launch_ratio) + lib.num(input.gpu_idle_runtime_ratio)) - allocator_churn.claim), lib.pct(input.gpu_idle_cpu_op_ratio), lib.pct(lib.num(input.gpu_idle_python_ratio)),
+			culprit_note, graph_note, window_note,
 		]),
 		"impact": impact,
 		"severity": lib.severity(impact, "high"),

@@ -57,12 +57,15 @@ params := data.stepdoctor.params["idle-gap-sync"]
 why := " (the trace has no ProfilerStep spans, so syncs per step are unknown)" if input.sync_per_step == null
 else := sprintf(" (%s syncs per step: rare but long ones)", [lib.fixed(input.sync_per_step, 1)])
 
+top := sprintf("; most in %s", [lib.top_culprit("sync")]) if input.idle_culprits.sync[0]
+else := ""
+
 finding contains f if {
 	not host_sync_in_step.claims
 	idle := input.gpu_idle_sync_ratio
 	idle >= params.min_idle_ratio
 	f := {
-		"msg": sprintf("The GPU is idle %s %s while the host waits in synchronizing calls%s", [lib.pct(idle), lib.of_time, why]),
+		"msg": sprintf("The GPU is idle %s %s while the host waits in synchronizing calls or blocking copies%s%s", [lib.pct(idle), lib.of_time, why, top]),
 		"impact": idle,
 		"severity": lib.severity(idle, "high"),
 		"evidence": [{"name": "gpu_idle_sync_ratio", "value": idle, "unit": "ratio"}],

@@ -87,6 +87,7 @@ package stepdoctor.rules.launch_bound
 import rego.v1
 
 import data.stepdoctor.lib
+import data.stepdoctor.rules.allocator_churn
 import data.stepdoctor.rules.repeated_small_op
 
 params := data.stepdoctor.params["launch-bound"]
@@ -114,9 +115,18 @@ claims if {
 	not graph_replayed
 }
 
-host_idle := input.gpu_idle_launch_ratio + input.gpu_idle_cpu_op_ratio
+host_idle := lib.host_issue_idle - allocator_churn.claim
 
 impact := max([0, host_idle - repeated_small_op.claim])
+
+culprit_note := concat("", ["; the GPU waits most on ", concat("; ", [lib.culprit(c) |
+	some cause in ["cpu_op", "launch", "python", "runtime"]
+	c := input.idle_culprits[cause][0]
+])]) if {
+	some cause in ["cpu_op", "launch", "python", "runtime"]
+	input.idle_culprits[cause][0]
+} else := ""
+
 
 launch_note := sprintf("; %s%% of kernels ran no longer than their launch call", [lib.fixed(input.launch_bound_kernel_ratio * 100, 0)]) if {
 	input.launch_bound_kernel_ratio != null
@@ -126,11 +136,11 @@ finding contains f if {
 	claims
 	host_idle >= params.min_idle_ratio
 	f := {
-		"msg": sprintf("The GPU is idle %s %s while the host issues work (%s in runtime/launch calls, %s in CPU operators): %d kernels, %s of them under 10 us, %s launches/ms%s", [
+		"msg": sprintf("The GPU is idle %s %s while the host issues work (%s in launch and runtime calls, %s in CPU operators, %s in Python): %d kernels, %s of them under 10 us, %s launches/ms%s%s", [
 			lib.pct(host_idle), lib.of_time,
-			lib.pct(input.gpu_idle_launch_ratio), lib.pct(input.gpu_idle_cpu_op_ratio),
+			lib.pct((lib.num(input.gpu_idle_launch_ratio) + lib.num(input.gpu_idle_runtime_ratio)) - allocator_churn.claim), lib.pct(input.gpu_idle_cpu_op_ratio), lib.pct(lib.num(input.gpu_idle_python_ratio)),
 			input.kernel_count, lib.pct(input.short_kernel_ratio),
-			lib.fixed(input.kernel_launches_per_ms, 1), launch_note,
+			lib.fixed(input.kernel_launches_per_ms, 1), launch_note, culprit_note,
 		]),
 		"impact": impact,
 		"confidence": confidence,

@@ -48,3 +48,56 @@ else := 0
 
 # gib(b) renders bytes as GiB with one decimal: "12.5 GiB".
 gib(b) := concat(" ", [fixed(round((b / 1073741824) * 10) / 10, 1), "GiB"])
+
+# dur(us) formats a duration in microseconds: "850 us", "12.5 ms", "3.3 s".
+dur(us) := sprintf("%s us", [fixed(round(us), 0)]) if us < 1000
+else := sprintf("%s ms", [fixed(round(us / 100) / 10, 1)]) if us < 1000000
+else := sprintf("%s s", [fixed(round(us / 100000) / 10, 1)])
+
+# per_step(us) is " (X per step)" for a time spread over the steps, or "".
+per_step(us) := sprintf(", %s per step", [dur(us / input.steps_count)]) if {
+	input.has_steps
+	input.steps_count > 1
+} else := ""
+
+# culprit(c) names one idle culprit (facts idle_culprits entry): its name,
+# calls, the GPU idle charged to it, the copy it waited on, its
+# record_function scope and the user's Python frame.
+culprit(c) := concat("", [
+	c.name,
+	sprintf(" (%d %s, %s of GPU idle%s)", [c.calls, plural(c.calls, "call", "calls"), dur(c.idle_us), per_step(c.idle_us)]),
+	copy_note(c),
+	scope_note(c),
+	site_note(c),
+])
+
+plural(n, one, many) := one if n == 1
+else := many
+
+copy_note(c) := sprintf(", waiting on %s of %d B", [c.copy, c.copy_bytes]) if {
+	c.copy
+	c.copy_bytes
+} else := sprintf(", waiting on %s", [c.copy]) if c.copy
+else := ""
+
+scope_note(c) := sprintf(" in %s", [c.scope]) if c.scope
+else := ""
+
+site_note(c) := sprintf(" at %s", [c.site]) if c.site
+else := ""
+
+# top_culprit(cause) is the text of the cause's largest culprit, or "".
+top_culprit(cause) := culprit(input.idle_culprits[cause][0]) if input.idle_culprits[cause][0]
+else := ""
+
+# culprits(cause, n) joins the cause's n largest culprits.
+culprits(cause, n) := concat("; ", [culprit(c) |
+	some i, c in input.idle_culprits[cause]
+	i < n
+])
+
+# host_issue_idle is the GPU idle while the launching thread issues the
+# next work: the launch call, recorded operators and Python frames, and
+# runtime calls other than the allocator's (allocator-churn owns those
+# when it fires). Claimed by launch-bound or idle-gap-launch.
+host_issue_idle := ((num(input.gpu_idle_launch_ratio) + num(input.gpu_idle_cpu_op_ratio)) + num(input.gpu_idle_python_ratio)) + num(input.gpu_idle_runtime_ratio)

@@ -65,7 +65,7 @@ params := data.stepdoctor.params["repeated-small-op"]
 
 applies if input.repeated_small_op_calls_per_step >= params.min_calls_per_step
 
-host_idle := input.gpu_idle_launch_ratio + input.gpu_idle_cpu_op_ratio if {
+host_idle := lib.host_issue_idle if {
 	input.gpu_idle_launch_ratio != null
 	input.gpu_idle_cpu_op_ratio != null
 }

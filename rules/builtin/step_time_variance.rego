@@ -79,14 +79,38 @@ finding contains f if {
 	}
 }
 
+# What made the slowest step slow: the breakdown role with the largest
+# excess over the median step (slow_step_excess_role).
+top_role := input.slow_step_excess_role
+
+role_label := {
+	"kernel": "GPU kernels", "memcpy": "copies", "memset": "memsets",
+	"communication": "communication (a collective waits for a slower rank or the network)",
+	"runtime": "CUDA/HIP runtime calls", "dataloader": "the DataLoader (its workers cannot keep up)",
+	"cpu_op": "CPU operators", "other": "time no event recorded (checkpoint, logging, GC, Python)",
+}
+
+why := sprintf(": the extra %s ms is mostly %s (+%s ms)", [ms(st.max - st.p50), role_label[top_role], ms(input.slow_step_excess_us)]) if {
+	role_label[top_role]
+} else := ": a periodic stall (checkpoint, logging, GC, DataLoader refill)"
+
+# Time in a role that another rule claims (DataLoader, communication, host
+# operators) is that rule's impact; only unrecorded or kernel time is this
+# rule's own.
+own_role if top_role == null
+
+own_role if top_role in {"other", "kernel"}
+
+impact := max([0, min([1, (st.max - st.p50) / total])]) if own_role
+else := 0
+
 finding contains f if {
 	input.steps_count >= params.min_steps
 	r := input.step_time_max_over_p50
 	r >= params.min_max_over_p50
 	not first_is_slowest
-	impact := max([0, min([1, (st.max - st.p50) / total])])
 	f := {
-		"msg": sprintf("The slowest step takes %s ms, %sx the median of %s ms: a periodic stall (checkpoint, logging, GC, DataLoader refill)", [ms(st.max), lib.fixed(r, 1), ms(st.p50)]),
+		"msg": sprintf("The slowest step takes %s ms, %sx the median of %s ms%s", [ms(st.max), lib.fixed(r, 1), ms(st.p50), why]),
 		"impact": impact,
 		"severity": lib.severity(impact, "medium"),
 		"evidence": evidence,

@@ -1,0 +1,89 @@
+# METADATA
+# title: GPU idle while the host is in allocator calls
+# description: |
+#   **Why it matters.** PyTorch's caching allocator keeps freed device memory
+#   for reuse, so in the steady state `cudaMalloc` / `cudaFree` (`hipMalloc`
+#   / `hipFree` on ROCm) should be rare. Here the thread that launches the
+#   GPU's next work spends the GPU's idle time inside them: memory is
+#   released and reserved again every step. `cudaFree` also synchronizes the
+#   device, so each call drains the queue.
+#
+#   **How to confirm.** The culprit named in the finding is an allocator
+#   call with many calls per step; `torch.cuda.memory_stats()` shows
+#   `num_alloc_retries` or a growing `num_device_free`; the memory snapshot
+#   (`torch.cuda.memory._record_memory_history()`) shows the churn.
+#
+#   **Fix.** Keep the caching allocator on and let it reuse memory:
+#
+#   ```python
+#   # never empty the cache inside the training loop
+#   # torch.cuda.empty_cache()          # <- remove from the loop
+#   # let segments grow instead of being freed and re-reserved
+#   #   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python train.py
+#   #   (ROCm: PYTORCH_HIP_ALLOC_CONF=expandable_segments:True)
+#   # and check that caching was not turned off:
+#   #   PYTORCH_NO_CUDA_MEMORY_CACHING must not be set
+#   ```
+#
+#   Near the memory limit the allocator frees cached blocks to satisfy new
+#   shapes: a smaller batch, fixed shapes (pad variable-length inputs), or
+#   activation checkpointing leave it room.
+#
+#   **Impact estimate.** `gpu_idle_allocator_ratio`, the GPU idle time the
+#   launching thread spent in allocator calls, measured directly; the rest
+#   of the runtime-call idle stays with the host-overhead rules.
+#
+#   **Severity.** By impact: high from 20%, medium from 2%, low below.
+# custom:
+#   id: allocator-churn
+#   severity: high
+#   category: memory
+#   requires: [has_gpu, gpu_idle_allocator_ratio]
+#   params:
+#     min_idle_ratio: 0.02
+#   references:
+#     - https://pytorch.org/docs/stable/notes/cuda.html#memory-management
+#     - https://pytorch.org/docs/stable/notes/cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf
+#     - https://pytorch.org/docs/stable/torch_cuda_memory.html
+package stepdoctor.rules.allocator_churn
+
+import rego.v1
+
+import data.stepdoctor.lib
+
+params := data.stepdoctor.params["allocator-churn"]
+
+allocator := {
+	"cudaMalloc", "cudaFree", "cudaMallocAsync", "cudaFreeAsync", "cudaMallocHost", "cudaHostAlloc",
+	"cudaFreeHost", "cudaMallocManaged", "cuMemAlloc", "cuMemAlloc_v2", "cuMemFree", "cuMemFree_v2",
+	"cuMemCreate", "cuMemRelease", "cuMemMap", "cuMemUnmap", "hipMalloc", "hipFree", "hipMallocAsync",
+	"hipFreeAsync", "hipHostMalloc", "hipHostFree", "hipExtMallocWithFlags", "hipMallocManaged",
+}
+
+# claims: the allocator part of the runtime-call idle, read by launch-bound
+# and idle-gap-launch so the same time is not claimed twice.
+claims if input.gpu_idle_allocator_ratio >= params.min_idle_ratio
+
+claim := input.gpu_idle_allocator_ratio if claims
+else := 0
+
+named := concat("; ", [lib.culprit(c) | some c in input.idle_culprits.runtime; allocator[c.name]])
+
+calls := sprintf(" (%s allocator calls per step)", [lib.fixed(input.allocator_calls_per_step, 1)]) if input.allocator_calls_per_step != null
+else := ""
+
+finding contains f if {
+	claims
+	f := {
+		"msg": sprintf("The GPU is idle %s %s while the launching thread is in allocator calls%s: %s. The caching allocator is releasing and re-reserving memory", [
+			lib.pct(claim), lib.of_time, calls, named,
+		]),
+		"impact": claim,
+		"severity": lib.severity(claim, "high"),
+		"evidence": [
+			{"name": "gpu_idle_allocator_ratio", "value": claim, "unit": "ratio"},
+			{"name": "gpu_idle_runtime_ratio", "value": lib.num(input.gpu_idle_runtime_ratio), "unit": "ratio"},
+			{"name": "allocator_calls_per_step", "value": lib.num(input.allocator_calls_per_step), "unit": "per_step"},
+		],
+	}
+}

@@ -1,0 +1,76 @@
+# METADATA
+# title: Start-up inside the profiled window
+# description: |
+#   **Why it matters.** One-off calls (CUDA/HIP context creation, lazy
+#   loading of a kernel's module on its first launch, the allocator's first
+#   `cudaMalloc`/`cudaFree`, stream and event creation, cuDNN autotuning)
+#   ran inside the profiled window. They happen once per process, not once
+#   per step, so the window measures start-up instead of training: every
+#   per-step figure is distorted, and advice built on them (launch-bound,
+#   CUDA Graphs) would chase time that is not spent in the steady state.
+#
+#   **How to confirm.** The culprits named in the finding are single calls
+#   tens of times longer than the other calls of their name, all in one
+#   step; the trace viewer shows them as long bars at the start.
+#
+#   **Fix.** Profile steady-state steps only, after a warm-up:
+#
+#   ```python
+#   with torch.profiler.profile(
+#           schedule=torch.profiler.schedule(wait=1, warmup=1, active=3),
+#           on_trace_ready=torch.profiler.tensorboard_trace_handler("./log")) as prof:
+#       for step, batch in enumerate(loader):
+#           train_step(batch)
+#           prof.step()
+#   ```
+#
+#   Or run a few iterations before starting the profiler. With
+#   `CUDA_MODULE_LOADING=LAZY` (the default since CUDA 11.7) each kernel's
+#   module loads on its first launch, so first launches are slow wherever
+#   they happen: warm every code path (training and evaluation) first.
+#
+#   **Impact estimate.** The GPU idle charged to one-off calls
+#   (`gpu_idle_warmup_ratio`): time of the profiled window, not per-step
+#   savings; it says how much of the measurement is start-up.
+#
+#   **Severity.** By impact: high from 20%, medium from 2%, low below.
+# custom:
+#   id: warmup-in-window
+#   severity: high
+#   category: profiling-setup
+#   requires: [has_gpu, gpu_idle_warmup_ratio, warmup_ratio]
+#   params:
+#     min_ratio: 0.05
+#   references:
+#     - https://pytorch.org/docs/stable/profiler.html#torch.profiler.schedule
+#     - https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#lazy-loading
+#     - https://pytorch.org/tutorials/recipes/recipes/profiler_recipe.html
+package stepdoctor.rules.warmup_in_window
+
+import rego.v1
+
+import data.stepdoctor.lib
+
+params := data.stepdoctor.params["warmup-in-window"]
+
+window := "of the profiled steps" if input.has_steps
+else := "of the profiled window"
+
+names := sprintf(": %s", [lib.culprits("warmup", 3)]) if input.idle_culprits.warmup[0]
+else := ""
+
+finding contains f if {
+	max([input.gpu_idle_warmup_ratio, input.warmup_ratio]) >= params.min_ratio
+	impact := input.gpu_idle_warmup_ratio
+	f := {
+		"msg": sprintf("One-off start-up calls take %s %s and keep the GPU idle %s of it%s. This is set-up inside the window, not a per-step cost: profile steady-state steps (schedule(wait=1, warmup=1, active=3))", [
+			lib.pct(input.warmup_ratio), window, lib.pct(impact), names,
+		]),
+		"impact": impact,
+		"severity": lib.severity(impact, "high"),
+		"evidence": [
+			{"name": "warmup_ratio", "value": input.warmup_ratio, "unit": "ratio"},
+			{"name": "gpu_idle_warmup_ratio", "value": impact, "unit": "ratio"},
+		],
+	}
+}
