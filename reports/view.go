@@ -244,7 +244,7 @@ func verdict(f *facts.Facts) string {
 // "parent.child") except schema_version and examples.
 func factRows(f *facts.Facts) []factRow {
 	var rows []factRow
-	walkFacts(reflect.ValueOf(f).Elem(), "", "", func(name, unit string, v reflect.Value, null bool) {
+	walkFacts(reflect.ValueOf(f).Elem(), "", func(name, unit string, v reflect.Value, null bool) {
 		if name == "schema_version" || name == "examples" {
 			return
 		}
@@ -257,9 +257,10 @@ func factRows(f *facts.Facts) []factRow {
 	return rows
 }
 
-// walkFacts visits the leaves of a facts struct by json tag. Nil pointers
+// walkFacts visits the leaves of a facts struct by json tag, each with its
+// unit from the fact catalogue (facts.UnitOf). Nil pointers
 // are reported as null leaves; non-nil pointers to structs are descended.
-func walkFacts(v reflect.Value, prefix, unit string, visit func(name, unit string, v reflect.Value, null bool)) {
+func walkFacts(v reflect.Value, prefix string, visit func(name, unit string, v reflect.Value, null bool)) {
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
 		sf := t.Field(i)
@@ -274,10 +275,7 @@ func walkFacts(v reflect.Value, prefix, unit string, visit func(name, unit strin
 		if prefix != "" {
 			name = prefix + "." + tag
 		}
-		u := unitOf(tag)
-		if u == "" {
-			u = unit
-		}
+		u := string(facts.UnitOf(name))
 		fv := v.Field(i)
 		if fv.Kind() == reflect.Pointer {
 			if fv.IsNil() {
@@ -287,7 +285,7 @@ func walkFacts(v reflect.Value, prefix, unit string, visit func(name, unit strin
 			fv = fv.Elem()
 		}
 		if fv.Kind() == reflect.Struct {
-			walkFacts(fv, name, u, visit)
+			walkFacts(fv, name, visit)
 			continue
 		}
 		visit(name, u, fv, false)
@@ -304,16 +302,6 @@ func jsonName(sf reflect.StructField) string {
 		return sf.Name
 	}
 	return name
-}
-
-// unitOf derives a unit from a fact name suffix.
-func unitOf(name string) string {
-	for _, s := range []string{"_us", "_ratio", "_bytes", "_count", "_per_step", "_per_ms"} {
-		if strings.HasSuffix(name, s) {
-			return s[1:]
-		}
-	}
-	return ""
 }
 
 func fmtValue(v reflect.Value, unit string) string {
@@ -357,8 +345,9 @@ func fmtValue(v reflect.Value, unit string) string {
 	return fmt.Sprint(v.Interface())
 }
 
-// fmtUnit formats a number with its unit: ratio as a percentage with one
-// decimal, us as a duration, bytes in binary units, count as an integer.
+// fmtUnit formats a number with its unit (a facts.Unit, or a unit a rule
+// gave its evidence): ratio as a percentage with one decimal, us as a
+// duration, bytes in binary units, count and id as an integer.
 func fmtUnit(x float64, unit string) string {
 	switch unit {
 	case "ratio":
@@ -367,7 +356,9 @@ func fmtUnit(x float64, unit string) string {
 		return fmtDur(x)
 	case "bytes":
 		return fmtBytes(x)
-	case "count":
+	case "bytes_per_step":
+		return fmtBytes(x) + " / step"
+	case "count", "id":
 		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
 			return fixed(x, 0)
 		}

@@ -221,13 +221,9 @@ func checkBaseline(ctx context.Context, fl analyzeFlags, res *engine.Result, std
 		return &exitError{2, fmt.Errorf("compare with baseline %s: no trace pairs up (%s)", fl.baseline, strings.Join(d.Unpaired, "; "))}
 	}
 	names := append([]string{"step_time_us.mean"}, fl.regressionFact...)
-	known := map[string]bool{"step_time_us.mean": true}
-	for _, def := range facts.Catalogue {
-		known[def.Name] = true
-	}
 	for _, n := range fl.regressionFact {
-		if !known[n] {
-			return &exitError{2, fmt.Errorf("parse --regression-fact: unknown fact %q (see stepdoctor facts --list)", n)}
+		if def, ok := facts.LookupLeaf(n); !ok || def.Direction == facts.Neutral {
+			return &exitError{2, fmt.Errorf("parse --regression-fact: %q is not a fact that can regress; one of: %s", n, strings.Join(facts.RegressionLeaves(), ", "))}
 		}
 	}
 	if len(base.Traces) != len(res.Traces) {

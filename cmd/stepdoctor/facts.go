@@ -55,7 +55,7 @@ func printCatalogue(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "FACT\tUNIT\tNEEDS\tDEFINITION")
 	for _, d := range facts.Catalogue {
-		needs := d.Needs
+		needs := d.NeedsText()
 		if needs == "" {
 			needs = "-"
 		}
