@@ -35,7 +35,10 @@ type traceView struct {
 	Path   string
 	Size   string // "12.34 MiB, gzip" or ""
 	Device string // device name, "" when unknown
-	HasGPU bool
+	// DeviceLabel is what every report shows for the device: the name,
+	// else "unknown GPU", "no GPU events" or "CPU only".
+	DeviceLabel string
+	HasGPU      bool
 	// GPUActivityMissing: launches were recorded but no GPU events.
 	GPUActivityMissing bool
 	Rank               string // "rank 0 of 8", "" when unknown
@@ -167,7 +170,21 @@ func buildView(i int, tr *engine.TraceResult) traceView {
 	for k, fd := range tr.Findings {
 		v.Findings = append(v.Findings, buildFinding(k+1, fd))
 	}
+	v.DeviceLabel = deviceLabel(v)
 	return v
+}
+
+// deviceLabel names the device for the report header.
+func deviceLabel(v traceView) string {
+	switch {
+	case v.Device != "":
+		return clean(v.Device)
+	case v.HasGPU:
+		return "unknown GPU"
+	case v.GPUActivityMissing:
+		return "no GPU events"
+	}
+	return "CPU only"
 }
 
 func buildFinding(rank int, fd rules.Finding) findingView {
@@ -424,6 +441,15 @@ func fixed(x float64, prec int) string {
 		s = s[1:]
 	}
 	return s
+}
+
+// shorten cuts s to at most n runes, ending in "…" when cut.
+func shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }
 
 // clean removes control characters (terminal escapes, NUL, newlines) from a
