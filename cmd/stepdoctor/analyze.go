@@ -38,7 +38,7 @@ func analyzeCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		Long: `analyze reads torch.profiler traces (Kineto Chrome-trace JSON, .json or .json.gz),
 derives facts (GPU idle ratio, launch density, memcpy, host syncs, DataLoader share, ...),
 evaluates the rules and prints ranked recommendations. With -o FILE it writes a report
-whose format follows the extension (.md, .html, .json); --format overrides it.
+whose format follows the extension (` + reports.ExtensionNames(reports.ForAnalyze) + `); --format overrides it.
 
 Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error.`,
 		Args: cobra.MinimumNArgs(1),
@@ -47,8 +47,8 @@ Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error.`,
 			return analyze(cmd.Context(), args, fl, stdin, stdout, stderr)
 		},
 	}
-	c.Flags().StringVarP(&fl.out, "output", "o", "", "write the report to `FILE` (format from the extension: .md, .html, .json)")
-	c.Flags().StringVar(&fl.format, "format", "", "report format: text, md, html or json (overrides the -o extension)")
+	c.Flags().StringVarP(&fl.out, "output", "o", "", "write the report to `FILE` (format from the extension: "+reports.ExtensionNames(reports.ForAnalyze)+")")
+	c.Flags().StringVar(&fl.format, "format", "", "report format: "+reports.FormatNames(reports.ForAnalyze)+" (overrides the -o extension)")
 	c.Flags().StringVar(&fl.baseline, "baseline", "", "compare with the traces or facts file at `OLD`; with --max-regression, exit 1 on a regression")
 	c.Flags().StringVar(&fl.maxRegression, "max-regression", "10%", "with --baseline: the largest allowed slowdown of mean step time (and of each --regression-fact), e.g. 10% or 0.1; changes within the steps' own spread are noise")
 	c.Flags().StringArrayVar(&fl.regressionFact, "regression-fact", nil, "with --baseline: also gate on this fact getting worse (repeatable), e.g. gpu_idle_ratio")
@@ -69,21 +69,11 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 			return usage(err)
 		}
 	}
-	format := fl.format
-	if format == "" && fl.out != "" {
-		f, err := reports.FormatFor(fl.out)
-		if err != nil {
-			return usage(err)
-		}
-		format = f
+	format, err := chooseFormat(reports.ForAnalyze, fl.format, fl.out)
+	if err != nil {
+		return usage(err)
 	}
-	if format == "" {
-		format = "text"
-	}
-	render, ok := renderers[format]
-	if !ok {
-		return usage(fmt.Errorf("parse --format: unknown format %q (want text, md, html or json)", format))
-	}
+	render := format.Analyze
 	failBar, err := severityRank(fl.failOn)
 	if err != nil {
 		return usage(err)
@@ -146,11 +136,16 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 	return nil
 }
 
-var renderers = map[string]func(io.Writer, *engine.Result, bool) error{
-	"text": reports.Text,
-	"md":   func(w io.Writer, r *engine.Result, _ bool) error { return reports.Markdown(w, r) },
-	"html": func(w io.Writer, r *engine.Result, _ bool) error { return reports.HTML(w, r) },
-	"json": func(w io.Writer, r *engine.Result, _ bool) error { return reports.JSON(w, r) },
+// chooseFormat picks a subcommand's format from --format, else from the
+// -o extension, else its default (the first it offers).
+func chooseFormat(cmd, name, out string) (reports.Format, error) {
+	switch {
+	case name != "":
+		return reports.LookupFormat(cmd, name)
+	case out != "":
+		return reports.FormatFor(cmd, out)
+	}
+	return reports.FormatsOf(cmd)[0], nil
 }
 
 // severityRank orders severities; "" (no bar) is 0.

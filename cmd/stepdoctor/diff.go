@@ -22,29 +22,18 @@ func diffCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 files from stepdoctor facts) and compares them trace by trace (by rank when there
 are several): the step-time speed-up, facts that changed beyond the steps' own
 spread (smaller changes are marked as noise), and findings resolved, new and
-unchanged. Output as for analyze: terminal by default, -o FILE (.md, .html, .json).`,
+unchanged. Output as for analyze: terminal by default, -o FILE (` + reports.ExtensionNames(reports.ForDiff) + `).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d, err := diffPaths(cmd.Context(), args[0], args[1], stdin)
 			if err != nil {
 				return err
 			}
-			f := format
-			if f == "" && out != "" {
-				if f, err = reports.FormatFor(out); err != nil {
-					return &exitError{2, err}
-				}
+			f, err := chooseFormat(reports.ForDiff, format, out)
+			if err != nil {
+				return &exitError{2, err}
 			}
-			render := map[string]func(io.Writer) error{
-				"":     func(w io.Writer) error { return reports.DiffText(w, d) },
-				"text": func(w io.Writer) error { return reports.DiffText(w, d) },
-				"md":   func(w io.Writer) error { return reports.DiffMarkdown(w, d) },
-				"html": func(w io.Writer) error { return reports.DiffHTML(w, d) },
-				"json": func(w io.Writer) error { return reports.DiffJSON(w, d) },
-			}[f]
-			if render == nil {
-				return &exitError{2, fmt.Errorf("parse --format: unknown format %q (want text, md, html or json)", f)}
-			}
+			render := func(w io.Writer) error { return f.Diff(w, d) }
 			if out != "" {
 				if err := reports.WriteFile(out, render); err != nil {
 					return &exitError{2, fmt.Errorf("write diff: %w", err)}
@@ -58,8 +47,8 @@ unchanged. Output as for analyze: terminal by default, -o FILE (.md, .html, .jso
 			return nil
 		},
 	}
-	c.Flags().StringVarP(&out, "output", "o", "", "write the comparison to `FILE` (format from the extension: .md, .html, .json)")
-	c.Flags().StringVar(&format, "format", "", "text, md, html or json (overrides the -o extension)")
+	c.Flags().StringVarP(&out, "output", "o", "", "write the comparison to `FILE` (format from the extension: "+reports.ExtensionNames(reports.ForDiff)+")")
+	c.Flags().StringVar(&format, "format", "", reports.FormatNames(reports.ForDiff)+" (overrides the -o extension)")
 	return c
 }
 
