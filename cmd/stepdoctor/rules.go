@@ -160,9 +160,12 @@ func runRuleTests(ctx context.Context, stdout io.Writer, extra, dirs []string) e
 	failed := 0
 	for _, r := range all {
 		status := "PASS"
-		if !r.Pass {
+		switch {
+		case !r.Pass:
 			status = "FAIL"
 			failed++
+		case r.Got == "skipped": // a script case in a build without the Python parser
+			status = "SKIP"
 		}
 		fmt.Fprintf(stdout, "%s: %s:%d: %s: %s\n", status, r.File, r.Line, r.Rule, r.Name)
 		if !r.Pass {
