@@ -54,7 +54,7 @@ Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error.`,
 	c.Flags().StringArrayVar(&fl.regressionFact, "regression-fact", nil, "with --baseline: also gate on this fact getting worse (repeatable), e.g. gpu_idle_ratio")
 	c.Flags().StringVar(&fl.failOn, "fail-on", "", "exit 1 when a finding has this severity or higher: high, medium, low or info")
 	c.Flags().StringArrayVar(&fl.ruleDirs, "rules", nil, "load team rules (*.rego, *.yaml) from `DIR` as well (repeatable)")
-	c.Flags().StringVar(&fl.config, "config", "", "team configuration `FILE` (default: ./.stepdoctor.yaml when present): disable rules, severities, params, rule dirs")
+	addConfigFlag(c, &fl.config)
 	c.Flags().StringVar(&fl.script, "script", "", "join the findings of the training script `FILE` (confirmed where the trace measures them)")
 	return c
 }
@@ -78,11 +78,11 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 	if err != nil {
 		return usage(err)
 	}
-	set, err := loadRules(fl.config, fl.ruleDirs)
+	set, cfg, err := loadRules(fl.config, fl.ruleDirs)
 	if err != nil {
 		return usage(err)
 	}
-	opts := engine.Options{Paths: paths, Rules: set, Stdin: stdin}
+	opts := engine.Options{Paths: paths, Rules: set, Facts: cfg.facts(), Stdin: stdin}
 	var bar *progressBar
 	if isTerminal(stderr) {
 		bar = &progressBar{w: stderr, start: time.Now()}
@@ -120,7 +120,7 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 		return &exitError{2, fmt.Errorf("write report: %w", err)}
 	}
 	if fl.baseline != "" {
-		if err := checkBaseline(ctx, fl, res, stdin, stderr); err != nil {
+		if err := checkBaseline(ctx, fl, engine.Options{Paths: []string{fl.baseline}, Rules: set, Facts: cfg.facts(), Stdin: stdin}, res, stderr); err != nil {
 			return err
 		}
 	}
@@ -202,12 +202,12 @@ func (p *progressBar) done() {
 
 // checkBaseline compares the analysis with --baseline and fails (exit 1)
 // when mean step time or a --regression-fact got worse than the bound.
-func checkBaseline(ctx context.Context, fl analyzeFlags, res *engine.Result, stdin io.Reader, stderr io.Writer) error {
+func checkBaseline(ctx context.Context, fl analyzeFlags, baseOpts engine.Options, res *engine.Result, stderr io.Writer) error {
 	bound, err := parseBound(fl.maxRegression)
 	if err != nil {
 		return &exitError{2, err}
 	}
-	base, err := engine.Analyze(ctx, engine.Options{Paths: []string{fl.baseline}, Stdin: stdin})
+	base, err := engine.Analyze(ctx, baseOpts)
 	if err != nil {
 		return &exitError{2, fmt.Errorf("read baseline: %w", err)}
 	}

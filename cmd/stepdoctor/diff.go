@@ -14,7 +14,7 @@ import (
 )
 
 func diffCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
-	var out, format string
+	var out, format, config string
 	c := &cobra.Command{
 		Use:   "diff BEFORE AFTER",
 		Short: "Compare two analyses of the same workload: speed-up, fact changes beyond noise, findings resolved and new",
@@ -25,7 +25,11 @@ spread (smaller changes are marked as noise), and findings resolved, new and
 unchanged. Output as for analyze: terminal by default, -o FILE (` + reports.ExtensionNames(reports.ForDiff) + `).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := diffPaths(cmd.Context(), args[0], args[1], stdin)
+			set, cfg, err := loadRules(config, nil)
+			if err != nil {
+				return &exitError{2, err}
+			}
+			d, err := diffPaths(cmd.Context(), args[0], args[1], engine.Options{Rules: set, Facts: cfg.facts(), Stdin: stdin})
 			if err != nil {
 				return err
 			}
@@ -48,15 +52,19 @@ unchanged. Output as for analyze: terminal by default, -o FILE (` + reports.Exte
 		},
 	}
 	c.Flags().StringVarP(&out, "output", "o", "", "write the comparison to `FILE` (format from the extension: "+reports.ExtensionNames(reports.ForDiff)+")")
+	addConfigFlag(c, &config)
 	c.Flags().StringVar(&format, "format", "", reports.FormatNames(reports.ForDiff)+" (overrides the -o extension)")
 	return c
 }
 
-// diffPaths analyzes both sides with the built-in rules and compares them.
-func diffPaths(ctx context.Context, before, after string, stdin io.Reader) (*engine.DiffResult, error) {
+// diffPaths analyzes both sides with the rules and fact thresholds of opts
+// and compares them.
+func diffPaths(ctx context.Context, before, after string, opts engine.Options) (*engine.DiffResult, error) {
 	var res [2]*engine.Result
 	for i, p := range []string{before, after} {
-		r, err := engine.Analyze(ctx, engine.Options{Paths: []string{p}, Stdin: stdin})
+		o := opts
+		o.Paths = []string{p}
+		r, err := engine.Analyze(ctx, o)
 		if err != nil {
 			return nil, &exitError{2, err}
 		}

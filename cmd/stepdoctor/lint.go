@@ -9,13 +9,13 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/stepdoctor/stepdoctor/engine"
 	"github.com/stepdoctor/stepdoctor/reports"
-	"github.com/stepdoctor/stepdoctor/rules"
 )
 
 type lintFlags struct {
 	format   string
 	failOn   string
 	ruleDirs []string
+	config   string
 }
 
 func lintCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -43,6 +43,7 @@ Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error.`,
 	c.Flags().StringVar(&fl.format, "format", "text", "output format: "+reports.FormatNames(reports.ForLint))
 	c.Flags().StringVar(&fl.failOn, "fail-on", "", "exit 1 when a finding has this severity or higher: high, medium, low or info")
 	c.Flags().StringArrayVar(&fl.ruleDirs, "rules", nil, "load team rules (*.rego, *.yaml) from `DIR` as well (repeatable)")
+	addConfigFlag(c, &fl.config)
 	return c
 }
 
@@ -57,7 +58,7 @@ func lint(ctx context.Context, paths []string, fl lintFlags, stdout, stderr io.W
 	if err != nil {
 		return usage(err)
 	}
-	set, err := rules.Load(fl.ruleDirs...)
+	set, _, err := loadRules(fl.config, fl.ruleDirs)
 	if err != nil {
 		return usage(err)
 	}
