@@ -32,7 +32,7 @@ type Options struct {
 	// FactsOnly skips rule evaluation: TraceResults carry facts and health
 	// only (stepdoctor facts).
 	FactsOnly bool
-	// Facts holds fact thresholds; the zero value means facts.DefaultConfig.
+	// Facts holds fact thresholds; zero fields take facts.DefaultConfig's.
 	Facts facts.Config
 	// Stdin is read for the path "-" (os.Stdin when nil).
 	Stdin io.Reader
@@ -66,10 +66,7 @@ func Analyze(ctx context.Context, opts Options) (*Result, error) {
 			return nil, fmt.Errorf("load built-in rules: %w", err)
 		}
 	}
-	cfg := opts.Facts
-	if cfg == (facts.Config{}) {
-		cfg = facts.DefaultConfig()
-	}
+	cfg := opts.Facts.WithDefaults()
 	stdin := opts.Stdin
 	if stdin == nil {
 		stdin = os.Stdin

@@ -46,7 +46,8 @@ type PairDiff struct {
 // FactDelta is one numeric fact before and after. Abs is after - before;
 // Rel is Abs / |before| (nil when before is 0). Noise marks a change within
 // the steps' own spread; Worse says whether the change is in the bad
-// direction for this fact.
+// direction for this fact (never for a fact whose catalogue direction is
+// neutral).
 type FactDelta struct {
 	Name   string   `json:"name"`
 	Unit   string   `json:"unit"`
@@ -70,13 +71,6 @@ type FindingDelta struct {
 // MinNoise is the smallest relative change that is not noise (1%), used
 // when the steps' spread is smaller or unknown.
 const MinNoise = 0.01
-
-// higherIsBetter lists facts whose increase is an improvement; for every
-// other fact an increase is the worse direction.
-var higherIsBetter = map[string]bool{
-	"gpu_busy_ratio": true, "comm_overlap_ratio": true, "tensor_core_kernel_time_ratio": true,
-	"compute_kernel_time_ratio": true, "step_kernel_ratio": true,
-}
 
 // RatioNoise is the absolute change of a ratio fact below which it is
 // noise whatever its relative change (the precision facts are checked to).
@@ -136,21 +130,20 @@ func diffPair(b, a *TraceResult) PairDiff {
 	}
 	bv, av := numericFacts(b.Facts), numericFacts(a.Facts)
 	for _, def := range facts.Catalogue {
-		for _, name := range factLeaves(def) {
+		for _, name := range def.Leaves() {
 			x, y := bv[name], av[name]
 			if x == nil && y == nil {
 				continue
 			}
-			fd := FactDelta{Name: name, Unit: def.Unit, Before: x, After: y}
+			fd := FactDelta{Name: name, Unit: string(def.Unit), Before: x, After: y}
 			if x != nil && y != nil {
 				abs := *y - *x
 				fd.Abs = &abs
 				if *x != 0 {
 					fd.Rel = ptr(abs / math.Abs(*x))
 				}
-				fd.Noise = abs == 0 || (fd.Rel != nil && math.Abs(*fd.Rel) <= p.Noise) || (def.Unit == "ratio" && math.Abs(abs) < RatioNoise)
-				up := abs > 0
-				fd.Worse = abs != 0 && up != higherIsBetter[name]
+				fd.Noise = abs == 0 || (fd.Rel != nil && math.Abs(*fd.Rel) <= p.Noise) || (def.Unit == facts.UnitRatio && math.Abs(abs) < RatioNoise)
+				fd.Worse = (abs > 0 && def.Direction == facts.LowerBetter) || (abs < 0 && def.Direction == facts.HigherBetter)
 			}
 			p.Facts = append(p.Facts, fd)
 		}
@@ -168,18 +161,6 @@ func diffPair(b, a *TraceResult) PairDiff {
 		}
 	}
 	return p
-}
-
-// factLeaves names the numeric leaves of a catalogue fact: stats facts
-// expand to name.mean, name.p50, name.p90, name.max.
-func factLeaves(d facts.Def) []string {
-	switch d.Unit {
-	case "stats_us":
-		return []string{d.Name + ".mean", d.Name + ".p50", d.Name + ".p90", d.Name + ".max"}
-	case "object", "id", "bool":
-		return nil
-	}
-	return []string{d.Name}
 }
 
 // numericFacts flattens the facts JSON to numeric leaves (one level of

@@ -62,3 +62,25 @@ func TestDiffPairsByRank(t *testing.T) {
 		t.Errorf("pairs %+v unpaired %v", d.Pairs, d.Unpaired)
 	}
 }
+
+// TestDiffDirection: the catalogue's direction decides Worse. More
+// CUDA-Graph-launched kernels is better; a rate per millisecond is neutral
+// (it rises when the same work takes less time).
+func TestDiffDirection(t *testing.T) {
+	side := func(graph, perMS, idle float64) *Result {
+		f := &facts.Facts{GraphLaunchedKernelRatio: &graph, KernelLaunchesPerMS: &perMS, GPUIdleRatio: &idle, GPUBusyRatio: ptr(1 - idle)}
+		return &Result{Traces: []*TraceResult{{Input: Input{Path: "t.json"}, Facts: f}}}
+	}
+	got := map[string]FactDelta{}
+	for _, fd := range Diff(side(0.2, 10, 0.5), side(0.8, 20, 0.6)).Pairs[0].Facts {
+		got[fd.Name] = fd
+	}
+	for name, worse := range map[string]bool{"graph_launched_kernel_ratio": false, "kernel_launches_per_ms": false, "gpu_idle_ratio": true, "gpu_busy_ratio": true} {
+		if fd := got[name]; fd.Abs == nil || fd.Noise || fd.Worse != worse {
+			t.Errorf("%s: %+v, want worse=%v", name, fd, worse)
+		}
+	}
+	if regs := Diff(side(0.8, 20, 0.5), side(0.2, 10, 0.5)).Regressions([]string{"graph_launched_kernel_ratio", "kernel_launches_per_ms"}, 0.1); len(regs) != 1 || regs[0].Fact != "graph_launched_kernel_ratio" {
+		t.Errorf("fewer graph-launched kernels regress, a lower rate does not: %v", regs)
+	}
+}

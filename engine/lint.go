@@ -83,6 +83,9 @@ type Suppressed struct {
 // Lint scans every script and evaluates the script rules on it. Unreadable
 // paths are an *InputError; syntax errors are Diagnostics, not errors.
 func Lint(ctx context.Context, opts LintOptions) (*LintResult, error) {
+	if !script.Available {
+		return nil, &InputError{script.ErrNoParser}
+	}
 	files, skipped, err := expandScripts(opts.Paths)
 	if err != nil {
 		return nil, &InputError{err}
@@ -132,7 +135,7 @@ func Lint(ctx context.Context, opts LintOptions) (*LintResult, error) {
 func LintFile(ctx context.Context, path string, set *rules.Set) (*ScriptResult, error) {
 	sf, err := script.ScanFile(path)
 	if err != nil {
-		return nil, &InputError{err}
+		return nil, &InputError{err} // also script.ErrNoParser in a build without cgo
 	}
 	fs, ne, err := set.EvaluateScript(ctx, sf)
 	if err != nil {

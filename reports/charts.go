@@ -117,9 +117,9 @@ func stepBreakdownChart(idx int, s seriesView) *svgChart {
 	}
 	c.W, c.H = num(chartW), num(plotBot+22)
 	var shares []string
-	for _, rt := range s.StepRoles {
-		c.Legend = append(c.Legend, legendItem{Class: roleClass(rt.Role), Label: roleLabel(rt.Role), Value: fmtPct(rt.Share)})
-		shares = append(shares, fmt.Sprintf("%s %s (%s per step)", roleLabel(rt.Role), fmtPct(rt.Share), fmtDur(rt.MeanUS)))
+	for _, rt := range s.RoleRows {
+		c.Legend = append(c.Legend, legendItem{Class: rt.Class, Label: rt.Label, Value: rt.Share})
+		shares = append(shares, fmt.Sprintf("%s %s (%s per step)", rt.Label, rt.Share, rt.PerStep))
 	}
 	c.Desc = fmt.Sprintf("Stacked bars, one per step (%d steps, longest %s). Share of step time: %s.",
 		len(s.Steps), fmtDur(top), strings.Join(shares, ", "))
@@ -186,14 +186,13 @@ func timelineChart(idx int, s seriesView) *svgChart {
 		c.Texts = append(c.Texts, svgText{X: num(g * chartW), Y: num(stripY + stripH + 16), Anchor: anchor, Class: "axis", Text: fmtAxis(g * s.WindowUS)})
 	}
 	c.W, c.H = num(chartW), num(stripY+stripH+22)
-	busyShare := s.BusyUS / s.WindowUS
-	c.Legend = append(c.Legend, legendItem{Class: "r-busy", Label: "busy", Value: fmtPct(busyShare)})
-	parts := []string{"busy " + fmtPct(busyShare)}
-	for _, ic := range s.IdleCauses {
-		c.Legend = append(c.Legend, legendItem{Class: roleClass(ic.Role), Label: "idle: " + roleLabel(ic.Role), Value: fmtPct(ic.Share)})
-		parts = append(parts, fmt.Sprintf("idle waiting on %s %s", roleLabel(ic.Role), fmtPct(ic.Share)))
+	c.Legend = append(c.Legend, legendItem{Class: "r-busy", Label: "busy", Value: s.Busy})
+	parts := []string{"busy " + s.Busy}
+	for _, ic := range s.Idle {
+		c.Legend = append(c.Legend, legendItem{Class: ic.Class, Label: "idle: " + ic.Label, Value: ic.Share})
+		parts = append(parts, fmt.Sprintf("idle waiting on %s %s", ic.Label, ic.Share))
 	}
-	c.Desc = fmt.Sprintf("The primary GPU over the %s window: %s.", fmtDur(s.WindowUS), strings.Join(parts, ", "))
+	c.Desc = fmt.Sprintf("The primary GPU over the %s window: %s.", s.Window, strings.Join(parts, ", "))
 	return c
 }
 
@@ -289,14 +288,14 @@ func kernelChart(idx int, s seriesView) *svgChart {
 	}
 	var bars []hbar
 	var parts []string
-	for i, k := range s.TopKernels {
+	for i, k := range s.KernelRows {
 		share := ""
 		if s.KernelTotalUS > 0 {
-			share = " · " + fmtPct(nonNeg(k.TotalUS)/s.KernelTotalUS)
+			share = " · " + k.Share
 		}
-		bars = append(bars, hbar{label: k.Name, value: k.TotalUS, text: fmtDur(k.TotalUS) + share})
+		bars = append(bars, hbar{label: k.Name, value: k.TotalUS, text: k.Total + share})
 		if i < 5 {
-			parts = append(parts, fmt.Sprintf("%s %s over %d calls", shortName(k.Name, 60), fmtDur(k.TotalUS), k.Count))
+			parts = append(parts, fmt.Sprintf("%s %s over %d calls", shorten(k.Name, 60), k.Total, k.Count))
 		}
 	}
 	desc := fmt.Sprintf("Bars of total GPU time for the top %d kernels by name. Largest: %s.", min(len(bars), topBars), strings.Join(parts, "; "))
@@ -309,10 +308,10 @@ func opChart(idx int, s seriesView) *svgChart {
 	}
 	var bars []hbar
 	var parts []string
-	for i, o := range s.TopOps {
-		bars = append(bars, hbar{label: o.Name, value: o.SelfCPUUS, text: fmtDur(o.SelfCPUUS) + " · " + strconv.FormatInt(o.Calls, 10) + " calls"})
+	for i, o := range s.OpRows {
+		bars = append(bars, hbar{label: o.Name, value: o.SelfCPUUS, text: o.SelfCPU + " · " + strconv.FormatInt(o.Calls, 10) + " calls"})
 		if i < 5 {
-			parts = append(parts, fmt.Sprintf("%s %s self over %d calls", shortName(o.Name, 60), fmtDur(o.SelfCPUUS), o.Calls))
+			parts = append(parts, fmt.Sprintf("%s %s self over %d calls", shorten(o.Name, 60), o.SelfCPU, o.Calls))
 		}
 	}
 	desc := fmt.Sprintf("Bars of self CPU time for the top %d operators. Largest: %s.", min(len(bars), topBars), strings.Join(parts, "; "))

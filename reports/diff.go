@@ -14,6 +14,7 @@ import (
 	"github.com/yuin/goldmark/extension"
 
 	"github.com/stepdoctor/stepdoctor/engine"
+	"github.com/stepdoctor/stepdoctor/engine/facts"
 )
 
 // Before/after reports (stepdoctor diff). One Markdown rendering is the
@@ -170,7 +171,7 @@ func changeText(fd engine.FactDelta) string {
 		return "gone"
 	}
 	mark := ""
-	if !fd.Noise {
+	if def, _ := facts.LookupLeaf(fd.Name); !fd.Noise && def.Direction != facts.Neutral {
 		mark = " (better)"
 		if fd.Worse {
 			mark = " (worse)"

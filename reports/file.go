@@ -2,32 +2,11 @@ package reports
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 )
-
-// ErrUnknownFormat is wrapped by FormatFor when a path's extension names no
-// report format.
-var ErrUnknownFormat = errors.New("unknown report format")
-
-// FormatFor picks a report format from a path's extension, case-insensitively:
-// ".md" and ".markdown" give "md", ".html" and ".htm" give "html", ".json"
-// gives "json". Any other extension is an error naming the path.
-func FormatFor(path string) (string, error) {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".md", ".markdown":
-		return "md", nil
-	case ".html", ".htm":
-		return "html", nil
-	case ".json":
-		return "json", nil
-	}
-	return "", fmt.Errorf("choose format for %q (want .md, .markdown, .html, .htm or .json): %w", path, ErrUnknownFormat)
-}
 
 // WriteFile writes a report atomically: render writes into a temporary file
 // in the same directory as path, which is flushed, fsynced and renamed over

@@ -22,18 +22,6 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"nullMark": func() string { return nullMark },
 	"nullNote": func() string { return nullNote },
 	"offset":   offsetText,
-	"role":     roleLabel,
-	"dur":      fmtDur,
-	"pct":      fmtPct,
-	"fixed":    fixed,
-	"short":    shortName,
-	"meanStep": func(s seriesView) float64 { return s.StepSumUS / float64(max(len(s.Steps), 1)) },
-	"share": func(part, whole float64) string {
-		if whole <= 0 {
-			return nullMark
-		}
-		return fmtPct(nonNeg(part) / whole)
-	},
 	"sevClass": func(s string) string {
 		switch s {
 		case "high", "medium", "low", "info":
@@ -54,25 +42,16 @@ type htmlPage struct {
 
 type htmlTrace struct {
 	traceView
-	DeviceText string
-	Findings   []htmlFinding
-	GPUChart   *barChart // busy vs idle, when there is no timeline
-	StepChart  *barChart
+	Findings  []htmlFinding
+	GPUChart  *barChart // busy vs idle, when there is no timeline
+	StepChart *barChart
 
 	Series         seriesView
 	TimelineChart  *svgChart
 	BreakdownChart *svgChart
 	KernelChart    *svgChart
 	OpChart        *svgChart
-	StepRows       []htmlStepRow
-}
-
-// htmlStepRow is one row of the per-step table (the breakdown chart's
-// text alternative): the step's duration and each charted role's time.
-type htmlStepRow struct {
-	Name  string
-	Dur   string
-	Roles []string
+	StepRows       []stepRow // the breakdown chart's text alternative
 }
 
 type htmlFinding struct {
@@ -132,14 +111,6 @@ func HTML(w io.Writer, r *engine.Result) error {
 	page := htmlPage{Many: len(views) > 1, Ranks: rankTable(r), Notes: r.Notes, Skipped: r.Skipped}
 	for _, v := range views {
 		ht := htmlTrace{traceView: v}
-		ht.DeviceText = v.Device
-		if ht.DeviceText == "" {
-			if v.HasGPU {
-				ht.DeviceText = "unknown GPU"
-			} else {
-				ht.DeviceText = "no GPU activity"
-			}
-		}
 		for _, f := range v.Findings {
 			hf := htmlFinding{findingView: f, ImpactWidth: fixed(clamp01(f.ImpactRatio)*100, 1), OfTime: v.OfTime}
 			hf.FixLang, hf.Fix = fixSnippet(f.Doc)
@@ -160,13 +131,7 @@ func HTML(w io.Writer, r *engine.Result) error {
 		ht.StepChart = stepChart(v)
 		ht.BreakdownChart = stepBreakdownChart(v.Index, v.Series)
 		if ht.BreakdownChart != nil {
-			for i, st := range v.Series.Steps {
-				row := htmlStepRow{Name: stepLabel(st.Name, i), Dur: fmtDur(st.DurUS)}
-				for _, rt := range v.Series.StepRoles {
-					row.Roles = append(row.Roles, fmtDur(nonNeg(st.RolesUS[rt.Role])))
-				}
-				ht.StepRows = append(ht.StepRows, row)
-			}
+			ht.StepRows = v.Series.StepRows
 		}
 		ht.KernelChart = kernelChart(v.Index, v.Series)
 		ht.OpChart = opChart(v.Index, v.Series)

@@ -132,21 +132,13 @@ func mdTrace(b *strings.Builder, v traceView, lim mdLimits, many bool) {
 	if v.Repaired {
 		b.WriteString("> [!WARNING]\n> **This trace was repaired; figures may be partial.** The input was damaged and the reader recovered what it safely could; see Trace health.\n\n")
 	}
-	device := v.Device
-	if device == "" {
-		if v.HasGPU {
-			device = "unknown GPU"
-		} else {
-			device = "no GPU activity"
-		}
-	}
 	b.WriteString("| | |\n|---|---|\n")
 	input := mdCell(v.Path)
 	if v.Size != "" {
 		input += " (" + mdCell(v.Size) + ")"
 	}
 	fmt.Fprintf(b, "| Input | %s |\n", input)
-	fmt.Fprintf(b, "| Device | %s |\n", mdCell(device))
+	fmt.Fprintf(b, "| Device | %s |\n", mdCell(v.DeviceLabel))
 	if v.Rank != "" {
 		fmt.Fprintf(b, "| Rank | %s |\n", mdCell(v.Rank))
 	}
@@ -439,11 +431,11 @@ func mdTimeline(b *strings.Builder, v traceView) {
 	if len(s.Timeline) == 0 || s.WindowUS <= 0 {
 		return
 	}
-	parts := []string{"busy " + fmtPct(s.BusyUS/s.WindowUS)}
-	for _, ic := range s.IdleCauses {
-		parts = append(parts, fmt.Sprintf("idle on %s %s", mdText(roleLabel(ic.Role)), fmtPct(ic.Share)))
+	parts := []string{"busy " + s.Busy}
+	for _, ic := range s.Idle {
+		parts = append(parts, fmt.Sprintf("idle on %s %s", mdText(ic.Label), ic.Share))
 	}
-	fmt.Fprintf(b, "**GPU timeline** (%s): %s.\n\n", fmtDur(s.WindowUS), strings.Join(parts, ", "))
+	fmt.Fprintf(b, "**GPU timeline** (%s): %s.\n\n", s.Window, strings.Join(parts, ", "))
 }
 
 // mdSeries writes the per-step breakdown and the kernel and operator
@@ -457,27 +449,27 @@ func mdSeries(b *strings.Builder, v traceView, lim mdLimits) {
 	if len(s.StepRoles) > 0 {
 		fmt.Fprintf(b, "Share of step time over %d steps:\n\n", len(s.Steps))
 		b.WriteString("| Role | Per step | Share |\n|---|---:|---:|\n")
-		for _, rt := range s.StepRoles {
-			fmt.Fprintf(b, "| %s | %s | %s |\n", mdCell(roleLabel(rt.Role)), fmtDur(rt.MeanUS), fmtPct(rt.Share))
+		for _, rt := range s.RoleRows {
+			fmt.Fprintf(b, "| %s | %s | %s |\n", mdCell(rt.Label), rt.PerStep, rt.Share)
 		}
 		b.WriteString("\n")
 		if lim.tableRows > 0 {
-			rows := s.Steps
+			rows := s.StepRows
 			if len(rows) > lim.tableRows {
 				rows = rows[:lim.tableRows]
 			}
 			fmt.Fprintf(b, "<details><summary>Per-step breakdown (%d steps)</summary>\n\n", len(s.Steps))
 			b.WriteString("| Step | Duration |")
 			sep := "|---|---:|"
-			for _, rt := range s.StepRoles {
-				b.WriteString(" " + mdCell(roleLabel(rt.Role)) + " |")
+			for _, rt := range s.RoleRows {
+				b.WriteString(" " + mdCell(rt.Label) + " |")
 				sep += "---:|"
 			}
 			b.WriteString("\n" + sep + "\n")
-			for i, st := range rows {
-				fmt.Fprintf(b, "| %s | %s |", mdCell(stepLabel(st.Name, i)), fmtDur(st.DurUS))
-				for _, rt := range s.StepRoles {
-					b.WriteString(" " + fmtDur(nonNeg(st.RolesUS[rt.Role])) + " |")
+			for _, st := range rows {
+				fmt.Fprintf(b, "| %s | %s |", mdCell(st.Label), st.Dur)
+				for _, r := range st.Roles {
+					b.WriteString(" " + r + " |")
 				}
 				b.WriteString("\n")
 			}
@@ -490,17 +482,13 @@ func mdSeries(b *strings.Builder, v traceView, lim mdLimits) {
 	}
 	if len(s.TopKernels) > 0 {
 		b.WriteString("**Top kernels by GPU time**\n\n")
-		rows := s.TopKernels
+		rows := s.KernelRows
 		if len(rows) > max(lim.tableRows, 3) {
 			rows = rows[:max(lim.tableRows, 3)]
 		}
 		b.WriteString("| Kernel | Calls | Total | Mean | Max | Share |\n|---|---:|---:|---:|---:|---:|\n")
 		for _, k := range rows {
-			share := nullMark
-			if s.KernelTotalUS > 0 {
-				share = fmtPct(nonNeg(k.TotalUS) / s.KernelTotalUS)
-			}
-			fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s |\n", mdCell(shortName(k.Name, 120)), k.Count, fmtDur(k.TotalUS), fmtDur(k.MeanUS), fmtDur(k.MaxUS), share)
+			fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s |\n", mdCell(shorten(k.Name, 120)), k.Count, k.Total, k.Mean, k.Max, k.Share)
 		}
 		b.WriteString("\n")
 		if len(rows) < len(s.TopKernels) {
@@ -509,14 +497,14 @@ func mdSeries(b *strings.Builder, v traceView, lim mdLimits) {
 	}
 	if len(s.TopOps) > 0 {
 		b.WriteString("**Top CPU operators by self time**\n\n")
-		rows := s.TopOps
+		rows := s.OpRows
 		if len(rows) > max(lim.tableRows, 3) {
 			rows = rows[:max(lim.tableRows, 3)]
 		}
 		b.WriteString("| Operator | Calls | Calls / step | Self CPU | Total CPU | Self device | Total device |\n|---|---:|---:|---:|---:|---:|---:|\n")
 		for _, o := range rows {
-			fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s |\n", mdCell(shortName(o.Name, 120)), o.Calls, fixed(o.CallsPerStep, 2),
-				fmtDur(o.SelfCPUUS), fmtDur(o.TotalCPUUS), fmtDur(o.SelfDeviceUS), fmtDur(o.TotalDeviceUS))
+			fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s |\n", mdCell(shorten(o.Name, 120)), o.Calls, o.CallsPerStep,
+				o.SelfCPU, o.TotalCPU, o.SelfDevice, o.TotalDevice)
 		}
 		b.WriteString("\n")
 		if len(rows) < len(s.TopOps) {

@@ -417,16 +417,65 @@ func TestFormatFor(t *testing.T) {
 	cases := map[string]string{
 		"r.md": "md", "R.MARKDOWN": "md", "a/b.html": "html", "x.HTM": "html", "out.json": "json",
 	}
-	for path, want := range cases {
-		got, err := FormatFor(path)
-		if err != nil || got != want {
-			t.Errorf("FormatFor(%q) = %q, %v; want %q", path, got, err, want)
+	for _, cmd := range []string{ForAnalyze, ForDiff} {
+		for path, want := range cases {
+			got, err := FormatFor(cmd, path)
+			if err != nil || got.Name != want {
+				t.Errorf("%s: FormatFor(%q) = %q, %v; want %q", cmd, path, got.Name, err, want)
+			}
+		}
+		for _, path := range []string{"report.txt", "report", "report.json.gz", "dir.md/file", "lint.sarif"} {
+			_, err := FormatFor(cmd, path)
+			if err == nil || !errors.Is(err, ErrUnknownFormat) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "want .md, .markdown, .html, .htm or .json") {
+				t.Errorf("%s: FormatFor(%q) error = %v", cmd, path, err)
+			}
 		}
 	}
-	for _, path := range []string{"report.txt", "report", "report.json.gz", "dir.md/file"} {
-		_, err := FormatFor(path)
-		if err == nil || !errors.Is(err, ErrUnknownFormat) || !strings.Contains(err.Error(), path) {
-			t.Errorf("FormatFor(%q) error = %v", path, err)
+}
+
+// TestFormatRegistry: the registry answers for flags, help and errors,
+// and every format a subcommand offers renders.
+func TestFormatRegistry(t *testing.T) {
+	for cmd, want := range map[string]string{ForAnalyze: "text, md, html or json", ForDiff: "text, md, html or json", ForLint: "text, md, json or sarif"} {
+		if got := FormatNames(cmd); got != want {
+			t.Errorf("FormatNames(%s) = %q, want %q", cmd, got, want)
+		}
+		if _, err := LookupFormat(cmd, "pdf"); !errors.Is(err, ErrUnknownFormat) || err.Error() != `parse --format: unknown format "pdf" (want `+want+`)` {
+			t.Errorf("%s: LookupFormat(pdf) = %v", cmd, err)
+		}
+	}
+	if got := ExtensionNames(ForAnalyze); got != ".md, .html, .json" {
+		t.Errorf("ExtensionNames(analyze) = %q", got)
+	}
+	if _, err := LookupFormat(ForAnalyze, "sarif"); err == nil {
+		t.Error("analyze offers no sarif")
+	}
+	res := gpuTraining()
+	d := engine.Diff(res, res)
+	for _, f := range Formats {
+		for _, r := range []func(io.Writer) error{
+			func(w io.Writer) error {
+				if f.Analyze == nil {
+					return nil
+				}
+				return f.Analyze(w, res, false)
+			},
+			func(w io.Writer) error {
+				if f.Diff == nil {
+					return nil
+				}
+				return f.Diff(w, d)
+			},
+			func(w io.Writer) error {
+				if f.Lint == nil {
+					return nil
+				}
+				return f.Lint(w, &engine.LintResult{})
+			},
+		} {
+			if err := r(io.Discard); err != nil {
+				t.Errorf("%s: %v", f.Name, err)
+			}
 		}
 	}
 }

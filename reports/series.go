@@ -18,13 +18,63 @@ type seriesView struct {
 
 	Timeline   []facts.TimelineSpan
 	WindowUS   float64     // timeline extent: max(window, last span end)
-	BusyUS     float64     // busy time on the timeline
+	BusyUS     float64     // busy time in W (gpu_busy_ratio x |W|)
+	busyKnown  bool        // gpu_busy_ratio is there
+	windowW    float64     // |W| (WindowUS is the timeline extent, which may reach past it)
+	busyShare  float64     // gpu_busy_ratio: the busy share of W, never of the timeline extent
 	IdleCauses []roleTotal // idle causes with time, largest first
 
 	TopKernels     []facts.KernelStat
 	KernelTotalUS  float64        // sum over TopKernels
 	TopOps         []facts.OpStat // sorted by self CPU time, largest first
 	OpSelfCPUTotal float64        // sum of SelfCPUUS over TopOps
+
+	// The same data formatted once for every renderer.
+	Busy       string      // GPU busy share of W ("7.4%"), the fact gpu_busy_ratio; nullMark without it
+	Window     string      // |W| as a duration: what Busy and Idle are shares of
+	Idle       []shareRow  // IdleCauses: label and share of W
+	RoleRows   []shareRow  // StepRoles: label, time per step and share of the step sum
+	StepRows   []stepRow   // Steps, in order
+	MeanStep   string      // mean step duration of Steps
+	KernelRows []kernelRow // TopKernels
+	OpRows     []opRow     // TopOps
+}
+
+// shareRow is a role or idle cause formatted: its label, CSS class, time
+// per step (roles only) and share.
+type shareRow struct {
+	Role    string
+	Label   string
+	Class   string
+	PerStep string
+	Share   string
+}
+
+// stepRow is one step of the per-step breakdown: label, duration and the
+// time of each role in StepRoles.
+type stepRow struct {
+	Label string
+	Dur   string
+	Roles []string
+}
+
+// kernelRow is one kernel of the kernel table; Share is of the listed
+// kernels' total time.
+type kernelRow struct {
+	Name             string
+	Count            int64
+	Total, Mean, Max string
+	Share            string // nullMark when the total is 0
+	TotalUS          float64
+}
+
+// opRow is one operator of the operator table.
+type opRow struct {
+	Name                                       string
+	Calls                                      int64
+	CallsPerStep                               string
+	SelfCPU, TotalCPU, SelfDevice, TotalDevice string
+	SelfCPUUS                                  float64
 }
 
 // roleTotal is one role's (or idle cause's) time: total, per step, and
@@ -63,6 +113,7 @@ func buildSeries(f *facts.Facts) seriesView {
 		}
 	}
 	s.Timeline = f.Timeline
+	s.windowW = f.WindowUS
 	if len(s.Timeline) > 0 {
 		s.WindowUS = nonNeg(f.WindowUS)
 		for _, sp := range s.Timeline {
@@ -71,6 +122,9 @@ func buildSeries(f *facts.Facts) seriesView {
 	}
 	// Busy time and idle causes come from the facts, not from the
 	// timeline, whose spans are downsampled for drawing.
+	if f.GPUBusyRatio != nil {
+		s.busyKnown, s.busyShare = true, *f.GPUBusyRatio
+	}
 	if f.GPUBusyRatio != nil && f.WindowUS > 0 {
 		s.BusyUS = *f.GPUBusyRatio * f.WindowUS
 		for _, c := range f.IdleCauseRatios() {
@@ -109,7 +163,44 @@ func buildSeries(f *facts.Facts) seriesView {
 			s.OpSelfCPUTotal += nonNeg(o.SelfCPUUS)
 		}
 	}
+	formatSeries(&s)
 	return s
+}
+
+// formatSeries fills the formatted rows of s from its data.
+func formatSeries(s *seriesView) {
+	s.Busy = nullMark
+	if s.busyKnown {
+		s.Busy = fmtPct(s.busyShare)
+	}
+	s.Window = fmtMS(s.windowW)
+	for _, ic := range s.IdleCauses {
+		s.Idle = append(s.Idle, shareRow{Role: ic.Role, Label: roleLabel(ic.Role), Class: roleClass(ic.Role), Share: fmtPct(ic.Share)})
+	}
+	for _, rt := range s.StepRoles {
+		s.RoleRows = append(s.RoleRows, shareRow{Role: rt.Role, Label: roleLabel(rt.Role), Class: roleClass(rt.Role), PerStep: fmtDur(rt.MeanUS), Share: fmtPct(rt.Share)})
+	}
+	for i, st := range s.Steps {
+		row := stepRow{Label: stepLabel(st.Name, i), Dur: fmtDur(st.DurUS)}
+		for _, rt := range s.StepRoles {
+			row.Roles = append(row.Roles, fmtDur(nonNeg(st.RolesUS[rt.Role])))
+		}
+		s.StepRows = append(s.StepRows, row)
+	}
+	if len(s.Steps) > 0 {
+		s.MeanStep = fmtDur(s.StepSumUS / float64(len(s.Steps)))
+	}
+	for _, k := range s.TopKernels {
+		share := nullMark
+		if s.KernelTotalUS > 0 {
+			share = fmtPct(nonNeg(k.TotalUS) / s.KernelTotalUS)
+		}
+		s.KernelRows = append(s.KernelRows, kernelRow{Name: clean(k.Name), Count: k.Count, Total: fmtDur(k.TotalUS), Mean: fmtDur(k.MeanUS), Max: fmtDur(k.MaxUS), Share: share, TotalUS: k.TotalUS})
+	}
+	for _, o := range s.TopOps {
+		s.OpRows = append(s.OpRows, opRow{Name: clean(o.Name), Calls: o.Calls, CallsPerStep: fixed(o.CallsPerStep, 2),
+			SelfCPU: fmtDur(o.SelfCPUUS), TotalCPU: fmtDur(o.TotalCPUUS), SelfDevice: fmtDur(o.SelfDeviceUS), TotalDevice: fmtDur(o.TotalDeviceUS), SelfCPUUS: o.SelfCPUUS})
+	}
 }
 
 // knownFirst lists the keys of m: those in order first, then any others

@@ -25,15 +25,6 @@ const (
 	textMaxMessage  = 200
 )
 
-// shorten cuts s to at most n runes, ending in "…" when cut.
-func shorten(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
-}
-
 // Text writes a compact, ranked summary for a terminal: per trace one header
 // line (path, device, rank, steps, window in ms), the verdict, a warning
 // when the trace was repaired, the GPU busy share and the largest idle causes
@@ -84,16 +75,7 @@ func Text(w io.Writer, r *engine.Result, color bool) error {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		head := []string{}
-		if v.Device != "" {
-			head = append(head, clean(v.Device))
-		} else if v.HasGPU {
-			head = append(head, "unknown GPU")
-		} else if v.GPUActivityMissing {
-			head = append(head, "no GPU events")
-		} else {
-			head = append(head, "CPU only")
-		}
+		head := []string{v.DeviceLabel}
 		if v.Rank != "" {
 			head = append(head, v.Rank)
 		}
@@ -110,21 +92,21 @@ func Text(w io.Writer, r *engine.Result, color bool) error {
 		}
 		if sv := v.Series; len(sv.Timeline) > 0 && sv.WindowUS > 0 {
 			parts := []string{}
-			for k, ic := range sv.IdleCauses {
+			for k, ic := range sv.Idle {
 				if k == 4 {
 					break
 				}
-				parts = append(parts, roleLabel(ic.Role)+" "+fmtPct(ic.Share))
+				parts = append(parts, ic.Label+" "+ic.Share)
 			}
-			line := "GPU busy " + fmtPct(sv.BusyUS/sv.WindowUS)
+			line := "GPU busy " + sv.Busy
 			if len(parts) > 0 {
 				line += "; idle waiting on " + strings.Join(parts, ", ")
 			}
 			fmt.Fprintf(&b, "  %s\n", line)
 		}
-		if sv := v.Series; len(sv.TopKernels) > 0 && sv.KernelTotalUS > 0 {
-			k := sv.TopKernels[0]
-			fmt.Fprintf(&b, "  top kernel: %s (%s, %s of kernel time)\n", shortName(k.Name, 80), fmtDur(k.TotalUS), fmtPct(nonNeg(k.TotalUS)/sv.KernelTotalUS))
+		if sv := v.Series; len(sv.KernelRows) > 0 && sv.KernelTotalUS > 0 {
+			k := sv.KernelRows[0]
+			fmt.Fprintf(&b, "  top kernel: %s (%s, %s of kernel time)\n", shorten(k.Name, 80), k.Total, k.Share)
 		}
 		if len(v.Findings) == 0 {
 			b.WriteString("  no findings\n")

@@ -35,7 +35,10 @@ type traceView struct {
 	Path   string
 	Size   string // "12.34 MiB, gzip" or ""
 	Device string // device name, "" when unknown
-	HasGPU bool
+	// DeviceLabel is what every report shows for the device: the name,
+	// else "unknown GPU", "no GPU events" or "CPU only".
+	DeviceLabel string
+	HasGPU      bool
 	// GPUActivityMissing: launches were recorded but no GPU events.
 	GPUActivityMissing bool
 	Rank               string // "rank 0 of 8", "" when unknown
@@ -167,7 +170,21 @@ func buildView(i int, tr *engine.TraceResult) traceView {
 	for k, fd := range tr.Findings {
 		v.Findings = append(v.Findings, buildFinding(k+1, fd))
 	}
+	v.DeviceLabel = deviceLabel(v)
 	return v
+}
+
+// deviceLabel names the device for the report header.
+func deviceLabel(v traceView) string {
+	switch {
+	case v.Device != "":
+		return clean(v.Device)
+	case v.HasGPU:
+		return "unknown GPU"
+	case v.GPUActivityMissing:
+		return "no GPU events"
+	}
+	return "CPU only"
 }
 
 func buildFinding(rank int, fd rules.Finding) findingView {
@@ -244,7 +261,7 @@ func verdict(f *facts.Facts) string {
 // "parent.child") except schema_version and examples.
 func factRows(f *facts.Facts) []factRow {
 	var rows []factRow
-	walkFacts(reflect.ValueOf(f).Elem(), "", "", func(name, unit string, v reflect.Value, null bool) {
+	walkFacts(reflect.ValueOf(f).Elem(), "", func(name, unit string, v reflect.Value, null bool) {
 		if name == "schema_version" || name == "examples" {
 			return
 		}
@@ -257,9 +274,10 @@ func factRows(f *facts.Facts) []factRow {
 	return rows
 }
 
-// walkFacts visits the leaves of a facts struct by json tag. Nil pointers
+// walkFacts visits the leaves of a facts struct by json tag, each with its
+// unit from the fact catalogue (facts.UnitOf). Nil pointers
 // are reported as null leaves; non-nil pointers to structs are descended.
-func walkFacts(v reflect.Value, prefix, unit string, visit func(name, unit string, v reflect.Value, null bool)) {
+func walkFacts(v reflect.Value, prefix string, visit func(name, unit string, v reflect.Value, null bool)) {
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
 		sf := t.Field(i)
@@ -274,10 +292,7 @@ func walkFacts(v reflect.Value, prefix, unit string, visit func(name, unit strin
 		if prefix != "" {
 			name = prefix + "." + tag
 		}
-		u := unitOf(tag)
-		if u == "" {
-			u = unit
-		}
+		u := string(facts.UnitOf(name))
 		fv := v.Field(i)
 		if fv.Kind() == reflect.Pointer {
 			if fv.IsNil() {
@@ -287,7 +302,7 @@ func walkFacts(v reflect.Value, prefix, unit string, visit func(name, unit strin
 			fv = fv.Elem()
 		}
 		if fv.Kind() == reflect.Struct {
-			walkFacts(fv, name, u, visit)
+			walkFacts(fv, name, visit)
 			continue
 		}
 		visit(name, u, fv, false)
@@ -304,16 +319,6 @@ func jsonName(sf reflect.StructField) string {
 		return sf.Name
 	}
 	return name
-}
-
-// unitOf derives a unit from a fact name suffix.
-func unitOf(name string) string {
-	for _, s := range []string{"_us", "_ratio", "_bytes", "_count", "_per_step", "_per_ms"} {
-		if strings.HasSuffix(name, s) {
-			return s[1:]
-		}
-	}
-	return ""
 }
 
 func fmtValue(v reflect.Value, unit string) string {
@@ -357,8 +362,9 @@ func fmtValue(v reflect.Value, unit string) string {
 	return fmt.Sprint(v.Interface())
 }
 
-// fmtUnit formats a number with its unit: ratio as a percentage with one
-// decimal, us as a duration, bytes in binary units, count as an integer.
+// fmtUnit formats a number with its unit (a facts.Unit, or a unit a rule
+// gave its evidence): ratio as a percentage with one decimal, us as a
+// duration, bytes in binary units, count and id as an integer.
 func fmtUnit(x float64, unit string) string {
 	switch unit {
 	case "ratio":
@@ -367,7 +373,9 @@ func fmtUnit(x float64, unit string) string {
 		return fmtDur(x)
 	case "bytes":
 		return fmtBytes(x)
-	case "count":
+	case "bytes_per_step":
+		return fmtBytes(x) + " / step"
+	case "count", "id":
 		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
 			return fixed(x, 0)
 		}
@@ -433,6 +441,15 @@ func fixed(x float64, prec int) string {
 		s = s[1:]
 	}
 	return s
+}
+
+// shorten cuts s to at most n runes, ending in "…" when cut.
+func shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }
 
 // clean removes control characters (terminal escapes, NUL, newlines) from a

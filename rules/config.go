@@ -7,9 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/stepdoctor/stepdoctor/engine/facts"
 )
 
 // ConfigFileName is the team configuration file stepdoctor looks for in
@@ -30,6 +34,10 @@ const ConfigFileName = ".stepdoctor.yaml"
 //	rules: [team-rules]
 //	# per-rule evaluation timeout (Go duration)
 //	timeout: 2s
+//	# fact thresholds (facts.Config's yaml names); keys left out keep
+//	# their defaults
+//	facts:
+//	  short_kernel_ns: 5000
 //
 // Unknown keys are errors, so a misspelled key never silently does nothing.
 type FileConfig struct {
@@ -38,6 +46,11 @@ type FileConfig struct {
 	Params   map[string]map[string]any `yaml:"params"`
 	Rules    []string                  `yaml:"rules"`
 	Timeout  string                    `yaml:"timeout"`
+	// FactsSection is the facts: section as written; FactsConfig merges it
+	// over facts.DefaultConfig.
+	FactsSection yaml.Node `yaml:"facts"`
+
+	facts facts.Config // FactsSection decoded over the defaults (ParseConfig)
 
 	// Path is the file the config was read from ("" for none).
 	Path string `yaml:"-"`
@@ -80,7 +93,63 @@ func ParseConfig(b []byte) (*FileConfig, error) {
 			return nil, fmt.Errorf("timeout %q: want a positive Go duration such as 2s", c.Timeout)
 		}
 	}
+	fc, err := parseFactsSection(&c.FactsSection)
+	if err != nil {
+		return nil, err
+	}
+	c.facts = fc
 	return c, nil
+}
+
+// parseFactsSection decodes the facts: section over facts.DefaultConfig,
+// field by field: a key left out keeps its default. Unknown keys and
+// values that are not positive are errors.
+func parseFactsSection(n *yaml.Node) (facts.Config, error) {
+	cfg := facts.DefaultConfig()
+	if n.Kind == 0 {
+		return cfg, nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return cfg, fmt.Errorf("facts: want a mapping of thresholds such as short_kernel_ns: 5000")
+	}
+	b, err := yaml.Marshal(n)
+	if err != nil {
+		return cfg, fmt.Errorf("facts: %w", err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil {
+		return cfg, fmt.Errorf("facts: %w", err)
+	}
+	v := reflect.ValueOf(cfg)
+	for i := 0; i < v.NumField(); i++ {
+		key, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
+		for k := 0; k+1 < len(n.Content); k += 2 {
+			if n.Content[k].Value == key && !positive(v.Field(i)) {
+				return cfg, fmt.Errorf("facts: %s: want a positive number, got %s", key, n.Content[k+1].Value)
+			}
+		}
+	}
+	return cfg, nil
+}
+
+func positive(v reflect.Value) bool {
+	switch {
+	case v.CanInt():
+		return v.Int() > 0
+	case v.CanFloat():
+		return v.Float() > 0
+	}
+	return true
+}
+
+// FactsConfig returns the fact thresholds: the facts: section merged over
+// facts.DefaultConfig (the defaults for a nil config).
+func (c *FileConfig) FactsConfig() facts.Config {
+	if c == nil {
+		return facts.DefaultConfig()
+	}
+	return c.facts.WithDefaults()
 }
 
 // FindConfig returns the path of .stepdoctor.yaml in dir, or "" when

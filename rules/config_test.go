@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stepdoctor/stepdoctor/engine/facts"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -122,5 +124,37 @@ func TestRunRegoTests(t *testing.T) {
 	}
 	if res, err := RunRegoTests(t.Context(), s, t.TempDir()); err != nil || res != nil {
 		t.Errorf("no tests: %v %v", res, err)
+	}
+}
+
+// TestFactsSection: the facts: section sets fact thresholds field by
+// field over the defaults; a partly filled section keeps the rest.
+func TestFactsSection(t *testing.T) {
+	c, err := ParseConfig([]byte("facts:\n  short_kernel_ns: 5000\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := facts.DefaultConfig()
+	want.ShortKernelNS = 5000
+	if got := c.FactsConfig(); got != want {
+		t.Errorf("FactsConfig = %+v, want %+v", got, want)
+	}
+	if c, err := ParseConfig([]byte("disable: [x]\n")); err != nil || c.FactsConfig() != facts.DefaultConfig() {
+		t.Errorf("no facts section: %+v %v", c, err)
+	}
+	var none *FileConfig
+	if none.FactsConfig() != facts.DefaultConfig() {
+		t.Error("nil config: not the defaults")
+	}
+	for _, tt := range []struct{ text, want string }{
+		{"facts:\n  short_kernel_us: 5\n", "field short_kernel_us not found"},
+		{"facts:\n  examples: 0\n", "examples: want a positive number"},
+		{"facts:\n  chain_min_length: -1\n", "chain_min_length: want a positive number"},
+		{"facts: 3\n", "want a mapping"},
+		{"facts:\n  examples: many\n", "cannot unmarshal"},
+	} {
+		if _, err := ParseConfig([]byte(tt.text)); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ParseConfig(%q) = %v, want %q", tt.text, err, tt.want)
+		}
 	}
 }

@@ -22,30 +22,27 @@ const (
 	HintOptim   = "no Optimizer.step#... / Optimizer.zero_grad#... span was recorded (inference traces have none): profile training steps that call optimizer.step()"
 )
 
-// factNeeds says which capability each nullable fact depends on: "gpu"
-// (CUDA activity), "steps" (ProfilerStep spans), or both.
-var factNeeds = map[string][]string{
-	"primary_device":            {"gpu"},
-	"device":                    {"gpu"},
-	"gpu_busy_ratio":            {"gpu"},
-	"gpu_idle_ratio":            {"gpu"},
-	"kernel_count":              {"gpu"},
-	"kernels_per_step":          {"gpu", "steps"},
-	"kernel_launches_per_ms":    {"gpu"},
-	"short_kernel_ratio":        {"gpu"},
-	"launch_bound_kernel_ratio": {"gpu"},
-	"memcpy_count":              {"gpu"},
-	"memcpy_per_step":           {"gpu", "steps"},
-	"memcpy_htod_count":         {"gpu"},
-	"memcpy_dtoh_count":         {"gpu"},
-	"memcpy_dtod_count":         {"gpu"},
-	"memcpy_pageable_count":     {"gpu"},
-	"memcpy_bytes":              {"gpu"},
-	"memcpy_time_ratio":         {"gpu"},
-	"step_time_us":              {"steps"},
-	"step_time_cv":              {"steps"},
-	"sync_per_step":             {"steps"},
-	"dataloader_time_ratio":     {"steps"},
+// needHints names, for each capability a fact can need, the profiler
+// option or trace content that provides it. Capabilities that a flag of
+// the trace reports (flag set) are hinted only when the flag is false; the
+// others explain a fact that is null although every flagged capability is
+// there.
+var needHints = map[facts.Need]struct {
+	hint string
+	flag func(*facts.Facts) bool
+}{
+	facts.NeedGPU:           {HintCUDA, func(f *facts.Facts) bool { return f.HasGPU }},
+	facts.NeedSteps:         {HintSteps, func(f *facts.Facts) bool { return f.HasSteps }},
+	facts.NeedMemory:        {HintMemory, func(f *facts.Facts) bool { return f.HasMemory }},
+	facts.NeedShapes:        {HintShapes, func(f *facts.Facts) bool { return f.HasShapes }},
+	facts.NeedCommKernels:   {HintComm, nil},
+	facts.NeedOptimizer:     {HintOptim, nil},
+	facts.NeedOptimizerStep: {HintOptim, nil},
+	facts.NeedZeroGrad:      {HintOptim, nil},
+	facts.NeedDeviceProps:   {HintDevice, nil},
+	facts.NeedLaunchLinks:   {HintLaunch, nil},
+	facts.NeedDataLoader:    {HintLoader, nil},
+	facts.NeedKernels:       {HintKernels, nil},
 }
 
 // hintFor names the profiler option(s) that would make the missing facts
@@ -78,71 +75,32 @@ func hintFor(missing []string, f *facts.Facts) string {
 		default:
 			explained = false
 		}
-		for _, need := range needsOf(name) {
-			switch {
-			case need == "gpu" && !f.HasGPU:
-				add(HintCUDA)
-			case need == "steps" && !f.HasSteps:
-				add(HintSteps)
-			case need == "profile_memory" && !f.HasMemory:
-				add(HintMemory)
-			case need == "record_shapes" && !f.HasShapes:
-				add(HintShapes)
-			default:
-				continue
+		def, ok := facts.Lookup(name)
+		if !ok {
+			def.Name = name
+		}
+		for _, need := range def.Needs {
+			if h, ok := needHints[need]; ok && h.flag != nil && !h.flag(f) {
+				add(h.hint)
+				explained = true
 			}
-			explained = true
 		}
 		if explained || strings.HasPrefix(name, "has_") {
 			continue
 		}
-		// The capability is there but the fact is still null.
-		switch name {
-		case "device":
-			add(HintDevice)
-		case "dataloader_single_process", "dataloader_time_ratio":
-			add(HintLoader)
-		case "launch_bound_kernel_ratio":
-			add(HintLaunch)
-		case "kernel_count", "kernels_per_step", "kernel_launches_per_ms", "short_kernel_ratio":
-			add(HintKernels)
-		default:
-			add(capabilityHint(name))
-		}
+		// The capabilities are there but the fact is still null.
+		add(capabilityHint(def))
 	}
 	return strings.Join(hints, "; ")
 }
 
-// needsOf returns what fact name depends on: factNeeds, else the Needs of
-// its facts.Catalogue entry ("gpu", "steps", "profile_memory", ...).
-func needsOf(name string) []string {
-	if n, ok := factNeeds[name]; ok {
-		return n
-	}
-	for _, d := range facts.Catalogue {
-		if d.Name == name && d.Needs != "" {
-			return strings.Split(d.Needs, ", ")
+// capabilityHint explains a null fact whose flagged capabilities the trace
+// has, from the first other need in its catalogue entry.
+func capabilityHint(def facts.Def) string {
+	for _, need := range def.Needs {
+		if h, ok := needHints[need]; ok && h.flag == nil {
+			return h.hint
 		}
 	}
-	return nil
-}
-
-// capabilityHint explains a null fact whose capabilities the trace has,
-// from the other needs in its catalogue entry.
-func capabilityHint(name string) string {
-	for _, need := range needsOf(name) {
-		switch need {
-		case "communication kernels":
-			return HintComm
-		case "optimizer spans", "optimizer step spans", "zero_grad spans":
-			return HintOptim
-		case "deviceProperties":
-			return HintDevice
-		case "launch links":
-			return HintLaunch
-		case "DataLoader events":
-			return HintLoader
-		}
-	}
-	return "the trace does not contain the events " + name + " is derived from"
+	return "the trace does not contain the events " + def.Name + " is derived from"
 }

@@ -583,7 +583,7 @@ func (s *Set) finding(e *entry, raw rawFinding, in *evalInput) Finding {
 }
 
 // autoEvidence lists the numeric required facts as evidence, with the unit
-// taken from the fact name's suffix.
+// of their catalogue entry.
 func autoEvidence(requires []string, in *evalInput) []Evidence {
 	var out []Evidence
 	for _, name := range requires {
@@ -591,23 +591,9 @@ func autoEvidence(requires []string, in *evalInput) []Evidence {
 		if !ok {
 			continue
 		}
-		out = append(out, Evidence{Name: name, Value: v, Unit: unitOf(name)})
+		out = append(out, Evidence{Name: name, Value: v, Unit: string(facts.UnitOf(name))})
 	}
 	return out
-}
-
-// unitOf derives the unit of a fact from its name: _us, _bytes, _ratio,
-// _count, _per_step, _per_ms; "" otherwise.
-func unitOf(name string) string {
-	for _, suf := range []string{"per_step", "per_ms", "ratio", "count", "bytes", "us"} {
-		if strings.HasSuffix(name, "_"+suf) {
-			return suf
-		}
-	}
-	if name == "steps_count" {
-		return "count"
-	}
-	return ""
 }
 
 func asFloat(v any) (float64, bool) {

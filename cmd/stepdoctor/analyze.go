@@ -39,7 +39,7 @@ func analyzeCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		Long: `analyze reads torch.profiler traces (Kineto Chrome-trace JSON, .json or .json.gz),
 derives facts (GPU idle ratio, launch density, memcpy, host syncs, DataLoader share, ...),
 evaluates the rules and prints ranked recommendations. With -o FILE it writes a report
-whose format follows the extension (.md, .html, .json); --format overrides it.
+whose format follows the extension (` + reports.ExtensionNames(reports.ForAnalyze) + `); --format overrides it.
 
 Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error.`,
 		Args: cobra.MinimumNArgs(1),
@@ -48,14 +48,14 @@ Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error.`,
 			return analyze(cmd.Context(), args, fl, stdin, stdout, stderr)
 		},
 	}
-	c.Flags().StringVarP(&fl.out, "output", "o", "", "write the report to `FILE` (format from the extension: .md, .html, .json)")
-	c.Flags().StringVar(&fl.format, "format", "", "report format: text, md, html or json (overrides the -o extension)")
+	c.Flags().StringVarP(&fl.out, "output", "o", "", "write the report to `FILE` (format from the extension: "+reports.ExtensionNames(reports.ForAnalyze)+")")
+	c.Flags().StringVar(&fl.format, "format", "", "report format: "+reports.FormatNames(reports.ForAnalyze)+" (overrides the -o extension)")
 	c.Flags().StringVar(&fl.baseline, "baseline", "", "compare with the traces or facts file at `OLD`; with --max-regression, exit 1 on a regression")
 	c.Flags().StringVar(&fl.maxRegression, "max-regression", "10%", "with --baseline: the largest allowed slowdown of mean step time (and of each --regression-fact), e.g. 10% or 0.1; changes within the steps' own spread are noise")
 	c.Flags().StringArrayVar(&fl.regressionFact, "regression-fact", nil, "with --baseline: also gate on this fact getting worse (repeatable), e.g. gpu_idle_ratio")
 	c.Flags().StringVar(&fl.failOn, "fail-on", "", "exit 1 when a finding has this severity or higher: high, medium, low or info")
 	c.Flags().StringArrayVar(&fl.ruleDirs, "rules", nil, "load team rules (*.rego, *.yaml) from `DIR` as well (repeatable)")
-	c.Flags().StringVar(&fl.config, "config", "", "team configuration `FILE` (default: ./.stepdoctor.yaml when present): disable rules, severities, params, rule dirs")
+	addConfigFlag(c, &fl.config)
 	c.Flags().StringVar(&fl.script, "script", "", "join the findings of the training script `FILE` (confirmed where the trace measures them)")
 	return c
 }
@@ -70,38 +70,24 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 			return usage(err)
 		}
 	}
-	format := fl.format
-	if format == "" && fl.out != "" {
-		f, err := reports.FormatFor(fl.out)
-		if err != nil {
-			return usage(err)
-		}
-		format = f
+	format, err := chooseFormat(reports.ForAnalyze, fl.format, fl.out)
+	if err != nil {
+		return usage(err)
 	}
-	if format == "" {
-		format = "text"
-	}
-	render, ok := renderers[format]
-	if !ok {
-		return usage(fmt.Errorf("parse --format: unknown format %q (want text, md, html or json)", format))
-	}
+	render := format.Analyze
 	failBar, err := severityRank(fl.failOn)
 	if err != nil {
 		return usage(err)
 	}
-	cfg, err := findConfig(fl.config)
+	set, cfg, err := loadRules(fl.config, fl.ruleDirs)
 	if err != nil {
 		return usage(err)
 	}
-	if err := checkOutput(fl.out, analyzeInputs(paths, fl, cfg)); err != nil {
+	if err := checkOutput(fl.out, analyzeInputs(paths, fl, cfg.file)); err != nil {
 		return err
 	}
-	set, err := rules.LoadConfigured(cfg, fl.ruleDirs...)
-	if err != nil {
-		return usage(err)
-	}
 	listSkippedRules(stderr, set)
-	opts := engine.Options{Paths: paths, Rules: set, Stdin: stdin}
+	opts := engine.Options{Paths: paths, Rules: set, Facts: cfg.facts(), Stdin: stdin}
 	var bar *progressBar
 	if isTerminal(stderr) {
 		bar = &progressBar{w: stderr, start: time.Now()}
@@ -139,7 +125,7 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 		return &exitError{2, fmt.Errorf("write report: %w", err)}
 	}
 	if fl.baseline != "" {
-		if err := checkBaseline(ctx, fl, res, stdin, stderr); err != nil {
+		if err := checkBaseline(ctx, fl, engine.Options{Paths: []string{fl.baseline}, Rules: set, Facts: cfg.facts(), Stdin: stdin}, res, stderr); err != nil {
 			return err
 		}
 	}
@@ -180,11 +166,16 @@ func analyzeInputs(paths []string, fl analyzeFlags, cfg *rules.FileConfig) []inp
 	return append(in, ruleDirInputs(dirs...)...)
 }
 
-var renderers = map[string]func(io.Writer, *engine.Result, bool) error{
-	"text": reports.Text,
-	"md":   func(w io.Writer, r *engine.Result, _ bool) error { return reports.Markdown(w, r) },
-	"html": func(w io.Writer, r *engine.Result, _ bool) error { return reports.HTML(w, r) },
-	"json": func(w io.Writer, r *engine.Result, _ bool) error { return reports.JSON(w, r) },
+// chooseFormat picks a subcommand's format from --format, else from the
+// -o extension, else its default (the first it offers).
+func chooseFormat(cmd, name, out string) (reports.Format, error) {
+	switch {
+	case name != "":
+		return reports.LookupFormat(cmd, name)
+	case out != "":
+		return reports.FormatFor(cmd, out)
+	}
+	return reports.FormatsOf(cmd)[0], nil
 }
 
 // severityRank orders severities; "" (no bar) is 0.
@@ -241,12 +232,12 @@ func (p *progressBar) done() {
 
 // checkBaseline compares the analysis with --baseline and fails (exit 1)
 // when mean step time or a --regression-fact got worse than the bound.
-func checkBaseline(ctx context.Context, fl analyzeFlags, res *engine.Result, stdin io.Reader, stderr io.Writer) error {
+func checkBaseline(ctx context.Context, fl analyzeFlags, baseOpts engine.Options, res *engine.Result, stderr io.Writer) error {
 	bound, err := parseBound(fl.maxRegression)
 	if err != nil {
 		return &exitError{2, err}
 	}
-	base, err := engine.Analyze(ctx, engine.Options{Paths: []string{fl.baseline}, Stdin: stdin})
+	base, err := engine.Analyze(ctx, baseOpts)
 	if err != nil {
 		return &exitError{2, fmt.Errorf("read baseline: %w", err)}
 	}
@@ -255,13 +246,9 @@ func checkBaseline(ctx context.Context, fl analyzeFlags, res *engine.Result, std
 		return &exitError{2, fmt.Errorf("compare with baseline %s: no trace pairs up (%s)", fl.baseline, strings.Join(d.Unpaired, "; "))}
 	}
 	names := append([]string{"step_time_us.mean"}, fl.regressionFact...)
-	known := map[string]bool{"step_time_us.mean": true}
-	for _, def := range facts.Catalogue {
-		known[def.Name] = true
-	}
 	for _, n := range fl.regressionFact {
-		if !known[n] {
-			return &exitError{2, fmt.Errorf("parse --regression-fact: unknown fact %q (see stepdoctor facts --list)", n)}
+		if def, ok := facts.LookupLeaf(n); !ok || def.Direction == facts.Neutral {
+			return &exitError{2, fmt.Errorf("parse --regression-fact: %q is not a fact that can regress; one of: %s", n, strings.Join(facts.RegressionLeaves(), ", "))}
 		}
 	}
 	if len(base.Traces) != len(res.Traces) {

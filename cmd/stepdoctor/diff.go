@@ -14,7 +14,7 @@ import (
 )
 
 func diffCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
-	var out, format string
+	var out, format, config string
 	c := &cobra.Command{
 		Use:   "diff BEFORE AFTER",
 		Short: "Compare two analyses of the same workload: speed-up, fact changes beyond noise, findings resolved and new",
@@ -22,32 +22,25 @@ func diffCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 files from stepdoctor facts) and compares them trace by trace (by rank when there
 are several): the step-time speed-up, facts that changed beyond the steps' own
 spread (smaller changes are marked as noise), and findings resolved, new and
-unchanged. Output as for analyze: terminal by default, -o FILE (.md, .html, .json).`,
+unchanged. Output as for analyze: terminal by default, -o FILE (` + reports.ExtensionNames(reports.ForDiff) + `).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(out, traceInputs(args...)); err != nil {
 				return err
 			}
-			d, err := diffPaths(cmd.Context(), args[0], args[1], stdin)
+			set, cfg, err := loadRules(config, nil)
+			if err != nil {
+				return &exitError{2, err}
+			}
+			d, err := diffPaths(cmd.Context(), args[0], args[1], engine.Options{Rules: set, Facts: cfg.facts(), Stdin: stdin})
 			if err != nil {
 				return err
 			}
-			f := format
-			if f == "" && out != "" {
-				if f, err = reports.FormatFor(out); err != nil {
-					return &exitError{2, err}
-				}
+			f, err := chooseFormat(reports.ForDiff, format, out)
+			if err != nil {
+				return &exitError{2, err}
 			}
-			render := map[string]func(io.Writer) error{
-				"":     func(w io.Writer) error { return reports.DiffText(w, d) },
-				"text": func(w io.Writer) error { return reports.DiffText(w, d) },
-				"md":   func(w io.Writer) error { return reports.DiffMarkdown(w, d) },
-				"html": func(w io.Writer) error { return reports.DiffHTML(w, d) },
-				"json": func(w io.Writer) error { return reports.DiffJSON(w, d) },
-			}[f]
-			if render == nil {
-				return &exitError{2, fmt.Errorf("parse --format: unknown format %q (want text, md, html or json)", f)}
-			}
+			render := func(w io.Writer) error { return f.Diff(w, d) }
 			if out != "" {
 				if err := reports.WriteFile(out, render); err != nil {
 					return &exitError{2, fmt.Errorf("write diff: %w", err)}
@@ -61,16 +54,20 @@ unchanged. Output as for analyze: terminal by default, -o FILE (.md, .html, .jso
 			return nil
 		},
 	}
-	c.Flags().StringVarP(&out, "output", "o", "", "write the comparison to `FILE` (format from the extension: .md, .html, .json)")
-	c.Flags().StringVar(&format, "format", "", "text, md, html or json (overrides the -o extension)")
+	c.Flags().StringVarP(&out, "output", "o", "", "write the comparison to `FILE` (format from the extension: "+reports.ExtensionNames(reports.ForDiff)+")")
+	addConfigFlag(c, &config)
+	c.Flags().StringVar(&format, "format", "", reports.FormatNames(reports.ForDiff)+" (overrides the -o extension)")
 	return c
 }
 
-// diffPaths analyzes both sides with the built-in rules and compares them.
-func diffPaths(ctx context.Context, before, after string, stdin io.Reader) (*engine.DiffResult, error) {
+// diffPaths analyzes both sides with the rules and fact thresholds of opts
+// and compares them.
+func diffPaths(ctx context.Context, before, after string, opts engine.Options) (*engine.DiffResult, error) {
 	var res [2]*engine.Result
 	for i, p := range []string{before, after} {
-		r, err := engine.Analyze(ctx, engine.Options{Paths: []string{p}, Stdin: stdin})
+		o := opts
+		o.Paths = []string{p}
+		r, err := engine.Analyze(ctx, o)
 		if err != nil {
 			return nil, &exitError{2, err}
 		}

@@ -12,7 +12,10 @@ import (
 )
 
 func factsCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
-	var list bool
+	var (
+		list   bool
+		config string
+	)
 	c := &cobra.Command{
 		Use:   "facts PATH...",
 		Short: "Print the facts of each trace as JSON Lines (--list: the fact catalogue)",
@@ -28,7 +31,11 @@ separate jobs and merged later. --list prints the catalogue (docs/FACTS.md).`,
 			if len(args) == 0 {
 				return &exitError{2, fmt.Errorf("parse arguments: facts needs at least one trace (or --list)")}
 			}
-			res, err := engine.Analyze(cmd.Context(), engine.Options{Paths: args, Stdin: stdin, FactsOnly: true})
+			cfg, err := loadConfig(config)
+			if err != nil {
+				return &exitError{2, err}
+			}
+			res, err := engine.Analyze(cmd.Context(), engine.Options{Paths: args, Stdin: stdin, FactsOnly: true, Facts: cfg.facts()})
 			if err != nil {
 				return &exitError{2, err}
 			}
@@ -47,6 +54,7 @@ separate jobs and merged later. --list prints the catalogue (docs/FACTS.md).`,
 			return nil
 		},
 	}
+	addConfigFlag(c, &config)
 	c.Flags().BoolVar(&list, "list", false, "print the fact catalogue: name, unit, definition, source, needs")
 	return c
 }
@@ -55,7 +63,7 @@ func printCatalogue(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "FACT\tUNIT\tNEEDS\tDEFINITION")
 	for _, d := range facts.Catalogue {
-		needs := d.Needs
+		needs := d.NeedsText()
 		if needs == "" {
 			needs = "-"
 		}

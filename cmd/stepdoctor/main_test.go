@@ -169,6 +169,19 @@ func TestDiffAndBaseline(t *testing.T) {
 	if code, _, _ := runCLI(t, "analyze", "--baseline", fast, "--regression-fact", "nope", slow); code != 2 {
 		t.Errorf("unknown fact: exit %d", code)
 	}
+	// A stats fact is not a leaf: it once passed the check and gated
+	// nothing. The error lists the leaves; a leaf gates.
+	for _, bad := range []string{"step_time_us", "has_gpu", "kernel_launches_per_ms"} {
+		if code, _, stderr := runCLI(t, "analyze", "--baseline", fast, "--regression-fact", bad, slow); code != 2 || !strings.Contains(stderr, "step_time_us.p90") {
+			t.Errorf("--regression-fact %s: exit %d %s", bad, code, stderr)
+		}
+	}
+	if code, _, stderr := runCLI(t, "analyze", "--baseline", slow, "--regression-fact", "step_time_us.p90", "--max-regression", "10%", slow); code != 0 {
+		t.Errorf("step_time_us.p90 against itself: exit %d %s", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "analyze", "--baseline", fast, "--regression-fact", "step_time_us.p90", "--max-regression", "10%", slow); code != 1 || !strings.Contains(stderr, "step_time_us.p90 regressed") {
+		t.Errorf("step_time_us.p90 regression: exit %d %s", code, stderr)
+	}
 	if code, _, _ := runCLI(t, "analyze", "--baseline", fast, "--max-regression", "ten", slow); code != 2 {
 		t.Errorf("bad bound: exit %d", code)
 	}

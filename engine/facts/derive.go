@@ -13,15 +13,19 @@ import (
 // Config holds the thresholds of the core facts. The defaults are
 // DESIGN.md's: short kernel under 10 us (the TensorBoard profiler plugin's
 // "kernels < 10 us" split), chain members under 20 us, chains of 3 or more.
+// The yaml names are the keys of the facts: section of .stepdoctor.yaml,
+// which is decoded over DefaultConfig, so keys left out keep their default.
+// A zero field means "the default" (WithDefaults), so a new threshold's
+// default must not be zero.
 type Config struct {
-	ShortKernelNS  int64 // a kernel shorter than this is "short" (ns)
-	ChainKernelNS  int64 // an elementwise chain member is shorter than this (ns)
-	ChainMinLength int   // minimal run length that counts as a chain
-	Examples       int   // example events kept per kind
+	ShortKernelNS  int64 `yaml:"short_kernel_ns"`  // a kernel shorter than this is "short" (ns)
+	ChainKernelNS  int64 `yaml:"chain_kernel_ns"`  // an elementwise chain member is shorter than this (ns)
+	ChainMinLength int   `yaml:"chain_min_length"` // minimal run length that counts as a chain
+	Examples       int   `yaml:"examples"`         // example events kept per kind
 	// QueuedLatencyNS: queued GPU idle before work that starts within this
 	// long after its launch call returned is launch latency, not a
 	// dependency wait (ns).
-	QueuedLatencyNS int64
+	QueuedLatencyNS int64 `yaml:"queued_latency_ns"`
 }
 
 // DefaultConfig returns DESIGN.md's thresholds, and 50 us of launch latency

@@ -1,3 +1,8 @@
+//go:build cgo
+
+// The tree-sitter scanner: the only part of stepdoctor that needs cgo.
+// Without cgo, scan_nocgo.go stands in for it.
+
 package script
 
 import (
@@ -12,6 +17,10 @@ import (
 	sitter "github.com/tree-sitter/go-tree-sitter"
 	python "github.com/tree-sitter/tree-sitter-python/bindings/go"
 )
+
+// Available is true when this build has the Python parser (tree-sitter,
+// through cgo).
+const Available = true
 
 // ScanFile reads and scans one Python file. A read error is returned as an
 // error naming the file; syntax errors are Diagnostics in the Facts.

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/stepdoctor/stepdoctor/engine/facts"
+	"github.com/stepdoctor/stepdoctor/rules"
+)
+
+// configHelp is the --config flag's help, the same for every subcommand.
+const configHelp = "team configuration `FILE` (default: ./.stepdoctor.yaml when present): disable rules, severities, params, rule dirs, fact thresholds"
+
+// addConfigFlag adds --config to a subcommand.
+func addConfigFlag(c *cobra.Command, path *string) {
+	c.Flags().StringVar(path, "config", "", configHelp)
+}
+
+// teamConfig is the team configuration as every subcommand applies it:
+// the file given with --config, else .stepdoctor.yaml in the current
+// directory when there is one (file nil: none).
+type teamConfig struct{ file *rules.FileConfig }
+
+// loadConfig is the one configuration loader of the CLI.
+func loadConfig(path string) (teamConfig, error) {
+	if path == "" {
+		p, err := rules.FindConfig(".")
+		if err != nil || p == "" {
+			return teamConfig{}, err
+		}
+		path = p
+	}
+	f, err := rules.LoadConfigFile(path)
+	if err != nil {
+		return teamConfig{}, err
+	}
+	return teamConfig{f}, nil
+}
+
+// rules loads the built-in pack, the configuration's rule directories and
+// dirs, with the configuration applied.
+func (c teamConfig) rules(dirs []string) (*rules.Set, error) {
+	return rules.LoadConfigured(c.file, dirs...)
+}
+
+// facts returns the fact thresholds: the facts: section over the defaults.
+func (c teamConfig) facts() facts.Config { return c.file.FactsConfig() }
+
+// loadRules loads the configuration at configPath (or ./.stepdoctor.yaml)
+// and the rules it configures.
+func loadRules(configPath string, dirs []string) (*rules.Set, teamConfig, error) {
+	cfg, err := loadConfig(configPath)
+	if err != nil {
+		return nil, cfg, err
+	}
+	set, err := cfg.rules(dirs)
+	return set, cfg, err
+}
