@@ -381,7 +381,8 @@ type CauseRatio struct {
 }
 
 // IdleCauseRatios lists the idle causes in IdleCauses order with their
-// gpu_idle_*_ratio; nil when the trace has no GPU idle breakdown. It is the
+// gpu_idle_*_ratio, skipping causes that are null; nil when the trace has no
+// GPU idle breakdown. It is the
 // one place that pairs a cause's name with its fact.
 func (f *Facts) IdleCauseRatios() []CauseRatio {
 	ptrs := []*float64{f.GPUIdleQueuedRatio, f.GPUIdleLaunchRatio, f.GPUIdleSyncRatio, f.GPUIdleDataloaderRatio,
@@ -389,10 +390,9 @@ func (f *Facts) IdleCauseRatios() []CauseRatio {
 		f.GPUIdlePythonRatio, f.GPUIdleUntracedRatio}
 	var out []CauseRatio
 	for k, p := range ptrs {
-		if p == nil {
-			return nil
+		if p != nil { // a facts file of an older schema lacks the newer causes
+			out = append(out, CauseRatio{IdleCauses[k], *p})
 		}
-		out = append(out, CauseRatio{IdleCauses[k], *p})
 	}
 	return out
 }
