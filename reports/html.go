@@ -59,8 +59,6 @@ type htmlFinding struct {
 	findingView
 	DocHTML     template.HTML
 	ImpactWidth string // impact bar width, percent of the track (0..100)
-	FixLang     string
-	Fix         string // first code block of the doc
 }
 
 // barChart is a horizontal bar chart laid out for an inline SVG with a
@@ -113,7 +111,6 @@ func HTML(w io.Writer, r *engine.Result) error {
 		ht := htmlTrace{traceView: v}
 		for _, f := range v.Findings {
 			hf := htmlFinding{findingView: f, ImpactWidth: fixed(clamp01(f.ImpactRatio)*100, 1), OfTime: v.OfTime}
-			hf.FixLang, hf.Fix = fixSnippet(f.Doc)
 			if strings.TrimSpace(f.Doc) != "" {
 				doc, err := renderDoc(f.Doc)
 				if err != nil {

@@ -205,7 +205,7 @@ func mdFindings(b *strings.Builder, v traceView, lim mdLimits) {
 			}
 			b.WriteString("</details>\n\n")
 		}
-		if lang, code := fixSnippet(f.Doc); code != "" {
+		if lang, code := f.FixLang, f.Fix; code != "" {
 			fence := strings.Repeat("`", max(3, longestRun(code, '`')+1))
 			fmt.Fprintf(b, "**Fix:**\n\n%s%s\n%s\n%s\n\n", fence, mdInfo(lang), code, fence)
 		}

@@ -167,10 +167,12 @@ func blockDangerousLinks(doc string) string {
 	return dangerousAuto.ReplaceAllString(doc, "&lt;${1}:")
 }
 
-// fixSnippet returns the first fenced code block of a rule doc (the code
-// change the doc proposes) and its info-string language, or "" when the doc
-// has none.
-func fixSnippet(doc string) (lang, code string) {
+// fixSnippet returns the code change a rule doc proposes and its
+// info-string language, or "" when the doc has none: the fenced code block
+// whose info string names the variant ("```python variant=inference"), else
+// the first block that names no variant, else the first block.
+func fixSnippet(doc, variant string) (lang, code string) {
+	var first, plain, chosen [2]string
 	src := []byte(doc)
 	root := docMarkdown.Parser().Parse(text.NewReader(src))
 	_ = ast.Walk(root, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
@@ -184,14 +186,44 @@ func fixSnippet(doc string) (lang, code string) {
 			seg := lines.At(i)
 			b.Write(seg.Value(src))
 		}
-		if s := strings.TrimRight(b.String(), "\n"); strings.TrimSpace(s) != "" {
-			code = s
-			if fc.Info != nil {
-				lang, _, _ = strings.Cut(strings.TrimSpace(string(fc.Info.Segment.Value(src))), " ")
-			}
+		s := strings.TrimRight(b.String(), "\n")
+		if strings.TrimSpace(s) == "" {
+			return ast.WalkContinue, nil
+		}
+		var info string
+		if fc.Info != nil {
+			info = strings.TrimSpace(string(fc.Info.Segment.Value(src)))
+		}
+		l, attrs, _ := strings.Cut(info, " ")
+		v := variantOf(attrs)
+		block := [2]string{l, s}
+		if first[1] == "" {
+			first = block
+		}
+		if v == "" && plain[1] == "" {
+			plain = block
+		}
+		if variant != "" && v == variant {
+			chosen = block
 			return ast.WalkStop, nil
 		}
 		return ast.WalkContinue, nil
 	})
-	return lang, code
+	for _, b := range [][2]string{chosen, plain, first} {
+		if b[1] != "" {
+			return b[0], b[1]
+		}
+	}
+	return "", ""
+}
+
+// variantOf reads variant=NAME from a fenced code block's info-string
+// attributes.
+func variantOf(attrs string) string {
+	for _, f := range strings.Fields(attrs) {
+		if v, ok := strings.CutPrefix(f, "variant="); ok {
+			return v
+		}
+	}
+	return ""
 }

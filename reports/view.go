@@ -77,6 +77,10 @@ type findingView struct {
 	Examples    []exampleRow
 	Doc         string
 	References  []string
+	// FixLang and Fix are the code change shown with the finding: the doc's
+	// fix variant the finding chose (rules.Finding.Fix), else its first code
+	// block.
+	FixLang, Fix string
 }
 
 type evidenceRow struct {
@@ -204,6 +208,7 @@ func buildFinding(rank int, fd rules.Finding) findingView {
 	if fv.Title == "" {
 		fv.Title = fd.Rule
 	}
+	fv.FixLang, fv.Fix = fixSnippet(fd.Doc, fd.Fix)
 	for _, e := range fd.Evidence {
 		fv.Evidence = append(fv.Evidence, evidenceRow{Name: e.Name, Value: fmtUnit(e.Value, e.Unit)})
 	}

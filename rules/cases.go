@@ -33,6 +33,7 @@ import (
 //	    confidence: confirmed    # optional
 //	    message_contains: ["24.4%", "single-process"]   # optional
 //	    impact: [0.2, 0.25]      # optional: inclusive bounds
+//	    fix: inference           # optional: the doc's fix variant the finding shows
 //	    params: {min_ratio: 0.1} # optional: overrides for this rule
 //
 // A case for a script rule (category script) gives Python source instead
@@ -76,6 +77,7 @@ type Case struct {
 	Confidence      Confidence     `yaml:"confidence"`
 	MessageContains []string       `yaml:"message_contains"`
 	Impact          []float64      `yaml:"impact"`
+	Fix             string         `yaml:"fix"`
 	Params          map[string]any `yaml:"params"`
 	Script          string         `yaml:"script"`      // script rules: Python source
 	ScriptFile      string         `yaml:"script_file"` // script rules: file relative to the case file
@@ -311,6 +313,9 @@ func RunCase(s *Set, id string, c Case) CaseResult {
 			if !strings.Contains(fd.Message, sub) {
 				return fail(got, "message %q does not contain %q", fd.Message, sub)
 			}
+		}
+		if c.Fix != "" && fd.Fix != c.Fix {
+			return fail(got, "fix: expected variant %q, got %q", c.Fix, fd.Fix)
 		}
 		if c.AtLine > 0 && (fd.Location == nil || fd.Location.Line != c.AtLine) {
 			return fail(got, "location: expected line %d, got %s", c.AtLine, locString(fd.Location))

@@ -8,7 +8,7 @@ import (
 
 // Profiler options that make facts available, used in NotEvaluated hints.
 const (
-	HintCUDA    = "re-profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]"
+	HintCUDA    = "no GPU activity in the trace: a CPU-only job has none; for a GPU job, re-profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]"
 	HintSteps   = "profile with schedule=torch.profiler.schedule(wait=1, warmup=1, active=3) and call prof.step() every iteration"
 	HintShapes  = "re-profile with record_shapes=True"
 	HintStack   = "re-profile with with_stack=True"
@@ -18,7 +18,9 @@ const (
 	HintLoader  = "no DataLoader iteration (enumerate(DataLoader)#...__next__) was recorded: profile the loop that iterates the DataLoader, inside the profiled steps"
 	HintLaunch  = "no kernel had a matching launch (cudaLaunchKernel) in the trace: re-profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] together"
 	HintKernels = "no kernel of the primary device started inside the analysis window: profile steps that run GPU work"
-	HintComm    = "no NCCL/RCCL communication kernel ran in the window (a single-process job has none); profile a rank of the distributed job with ProfilerActivity.CUDA"
+	HintComm    = "no NCCL/RCCL communication kernel ran in the window: the GPUs exchanged nothing (a single-process job, or collectives on the host with gloo)"
+	HintRanks   = "only one rank was given: analyze the traces of all ranks together (the directory tensorboard_trace_handler wrote, one file per rank)"
+	HintAccel   = "the device is not a CUDA or ROCm GPU: GPU rules do not apply to this accelerator"
 	HintOptim   = "no Optimizer.step#... / Optimizer.zero_grad#... span was recorded (inference traces have none): profile training steps that call optimizer.step()"
 )
 
@@ -43,6 +45,7 @@ var needHints = map[facts.Need]struct {
 	facts.NeedLaunchLinks:   {HintLaunch, nil},
 	facts.NeedDataLoader:    {HintLoader, nil},
 	facts.NeedKernels:       {HintKernels, nil},
+	facts.NeedRanks:         {HintRanks, func(f *facts.Facts) bool { return f.RankCount != nil && *f.RankCount > 1 }},
 }
 
 // hintFor names the profiler option(s) that would make the missing facts
@@ -57,11 +60,15 @@ func hintFor(missing []string, f *facts.Facts) string {
 		}
 		hints = append(hints, h)
 	}
+	cuda := HintCUDA
+	if f.UnsupportedAccelerator != nil && *f.UnsupportedAccelerator != "" {
+		cuda = HintAccel // asking for CUDA activity would not help
+	}
 	for _, name := range missing {
 		explained := true
 		switch name {
 		case "has_gpu":
-			add(HintCUDA)
+			add(cuda)
 		case "has_steps":
 			add(HintSteps)
 		case "has_shapes":
@@ -81,9 +88,19 @@ func hintFor(missing []string, f *facts.Facts) string {
 		}
 		for _, need := range def.Needs {
 			if h, ok := needHints[need]; ok && h.flag != nil && !h.flag(f) {
-				add(h.hint)
+				if h.hint == HintCUDA {
+					add(cuda)
+				} else {
+					add(h.hint)
+				}
 				explained = true
 			}
+		}
+		// Without GPU activity every GPU-derived fact is null for that
+		// reason alone (communication kernels, launches, device properties).
+		if !explained && !f.HasGPU && needsGPUEvents(def) {
+			add(cuda)
+			explained = true
 		}
 		if explained || strings.HasPrefix(name, "has_") {
 			continue
@@ -103,4 +120,15 @@ func capabilityHint(def facts.Def) string {
 		}
 	}
 	return "the trace does not contain the events " + def.Name + " is derived from"
+}
+
+// needsGPUEvents reports whether a fact is derived from GPU activity.
+func needsGPUEvents(def facts.Def) bool {
+	for _, n := range def.Needs {
+		switch n {
+		case facts.NeedGPU, facts.NeedCommKernels, facts.NeedKernels, facts.NeedLaunchLinks, facts.NeedDeviceProps:
+			return true
+		}
+	}
+	return false
 }

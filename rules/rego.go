@@ -331,7 +331,7 @@ func (s *Set) prepareRego() error {
 	return nil
 }
 
-var findingKeys = []string{"msg", "impact", "confidence", "severity", "evidence", "location"}
+var findingKeys = []string{"msg", "impact", "confidence", "severity", "evidence", "location", "fix"}
 
 func (regoEval) evaluate(ctx context.Context, s *Set, e *entry, in *evalInput) ([]rawFinding, error) {
 	q := s.regoq[e.rule.ID]
@@ -398,6 +398,13 @@ func decodeRegoFinding(x any) (rawFinding, error) {
 			return raw, fmt.Errorf("finding severity is %T, want a string", sv)
 		}
 		raw.severity = Severity(ss)
+	}
+	if fv, ok := obj["fix"]; ok {
+		fs, ok := fv.(string)
+		if !ok {
+			return raw, fmt.Errorf("finding fix is %T, want a string (a variant name)", fv)
+		}
+		raw.fix = fs
 	}
 	if lv, ok := obj["location"]; ok {
 		loc, err := decodeLocation(lv)

@@ -71,6 +71,11 @@ type Finding struct {
 	// Location is where in a source file the finding points (script
 	// rules; joined script findings); nil for trace findings.
 	Location *Location `json:"location,omitempty"`
+	// Fix names the variant of the doc's code change that fits the trace
+	// (a fenced block "```python variant=NAME"); "" for the default.
+	Fix string `json:"fix,omitempty"`
+	// SeverityPinned marks a severity a team configured: Rank keeps it.
+	SeverityPinned bool `json:"-"`
 }
 
 // NotEvaluated records a rule skipped because a fact it requires is null,

@@ -73,6 +73,7 @@ type rawFinding struct {
 	evidence   []Evidence
 	hasEvid    bool
 	loc        *Location // script rules: where the finding points
+	fix        string    // the doc's fix variant that fits the trace
 }
 
 // Set is a loaded, compiled rule pack. It is immutable and safe for
@@ -554,6 +555,8 @@ func (s *Set) finding(e *entry, raw rawFinding, in *evalInput) Finding {
 	if raw.severity != "" && !e.sevPinned {
 		fd.Severity = raw.severity
 	}
+	fd.SeverityPinned = e.sevPinned
+	fd.Fix = raw.fix
 	if raw.confidence != "" {
 		fd.Confidence = raw.confidence
 	}
@@ -655,6 +658,11 @@ func severityRank(s Severity) int {
 // Rank sorts findings in place: Score descending (impact x confidence
 // weight: confirmed 1.0, likely 0.6), then severity (high first), then rule
 // id, then message. The order is deterministic for any input order.
+//
+// Severity then follows the order (DESIGN.md "Impact (rev 3)": a listed
+// finding never has a higher severity than one ranked above it): a finding
+// ranked below a less severe one takes that severity. Severities a team
+// configured (Config.Severity) are kept as set.
 func Rank(fs []Finding) {
 	sort.SliceStable(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]
@@ -672,6 +680,18 @@ func Rank(fs []Finding) {
 		}
 		return a.Impact > b.Impact
 	})
+	floor := 0 // the least severe rank seen so far
+	for i := range fs {
+		f := &fs[i]
+		if f.SeverityPinned {
+			continue
+		}
+		if r := severityRank(f.Severity); r < floor && floor < len(Severities) {
+			f.Severity = Severities[floor]
+		} else {
+			floor = max(floor, r)
+		}
+	}
 }
 
 func sortedKeys[V any](m map[string]V) []string {

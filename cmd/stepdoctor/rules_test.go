@@ -238,8 +238,8 @@ func TestDiagnosisOnSharedTraces(t *testing.T) {
 		{"hta/nccl_parser_config/nccl_data.json.gz", []string{"idle-gap-launch", "launch-bound"}, []string{"CPU operators", "aten::"}, []string{"gpu-underutilized"}, ""},
 		{"hta/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz", []string{"warmup-in-window"}, []string{"cudaDeviceGetStreamPriorityRange", "cudaFree"}, []string{"pageable-memcpy", "host-sync-in-step", "idle-gap-sync", "launch-bound", "idle-gap-launch"}, ""},
 		{"hta/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz", []string{"warmup-in-window"}, []string{"hipLaunchKernel"}, []string{"gpu-underutilized", "launch-bound", "idle-gap-launch"}, ""},
-		{"hta/df_index_resolver/df_index_resolver.json.gz", []string{"launch-bound", "allreduce-per-parameter"}, nil, nil, "allreduce-per-parameter"},
-		{"hta/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz", []string{"host-collectives"}, []string{"gloo:all_reduce"}, []string{"step-time-variance"}, ""},
+		{"hta/df_index_resolver/df_index_resolver.json.gz", []string{"launch-bound", "unbucketed-allreduce"}, nil, nil, "unbucketed-allreduce"},
+		{"hta/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz", []string{"cpu-collectives"}, []string{"gloo:all_reduce"}, []string{"step-time-variance"}, ""},
 		{"hta/with_gpu_user_annotation/step_based_trace_2543932.json.gz", []string{"launch-bound"}, nil, nil, ""},
 		{"hta/mtia_inference_trace/mtia_inference_rank_0.json.gz", []string{"accelerator-unsupported"}, []string{"MTIA"}, []string{"gpu-activity-missing"}, ""},
 		{"kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.pt.trace.json.gz", []string{"dataloader-bound"}, []string{"single-process"}, nil, ""},
@@ -373,6 +373,18 @@ func checkInvariants(t *testing.T, name string, facts map[string]any, fs []trace
 	}
 	if hasGPU && sum > idle+1e-6 {
 		t.Errorf("%s: idle-time rules claim %.4f, more than the GPU idle ratio %.4f", name, sum, idle)
+	}
+	total, worst := 0.0, 0
+	for i, f := range fs {
+		total += f.Impact
+		r := slices.Index([]string{"high", "medium", "low", "info"}, f.Severity)
+		if i > 0 && r < worst {
+			t.Errorf("%s: %s (%s) ranks below a %s finding", name, f.Rule, f.Severity, fs[i-1].Severity)
+		}
+		worst = max(worst, r)
+	}
+	if total > 1+1e-6 {
+		t.Errorf("%s: impacts add up to %.4f, more than the window", name, total)
 	}
 }
 

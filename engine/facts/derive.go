@@ -194,6 +194,37 @@ func (d *deriver) primaryDevice() {
 	id := best
 	d.f.PrimaryDevice = &id
 	d.f.Device = d.deviceProps(best)
+	d.f.GPUVendor = d.vendor()
+}
+
+// vendor names the GPU maker from the device name, else from the runtime
+// calls (hip* on ROCm): "nvidia" or "amd".
+func (d *deriver) vendor() *string {
+	v := ""
+	if dev := d.f.Device; dev != nil {
+		n := strings.ToLower(dev.Name)
+		switch {
+		case strings.Contains(n, "amd") || strings.Contains(n, "instinct") || strings.Contains(n, "radeon"):
+			v = "amd"
+		case strings.Contains(n, "nvidia") || strings.Contains(n, "tesla") || strings.Contains(n, "geforce") || strings.Contains(n, "quadro"):
+			v = "nvidia"
+		}
+	}
+	for _, i := range d.calls {
+		if v != "" {
+			break
+		}
+		switch n := d.t.Name(&d.t.Events[i]); {
+		case strings.HasPrefix(n, "hip"):
+			v = "amd"
+		case strings.HasPrefix(n, "cuda") || strings.HasPrefix(n, "cu"):
+			v = "nvidia"
+		}
+	}
+	if v == "" {
+		return nil
+	}
+	return &v
 }
 
 // otherAccelerator names an accelerator whose device events are neither

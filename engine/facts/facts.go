@@ -53,6 +53,17 @@ type Facts struct {
 	// activity ("MTIA"); "" when the trace shows none.
 	UnsupportedAccelerator *string `json:"unsupported_accelerator" expr:"unsupported_accelerator"`
 	Device                 *Device `json:"device" expr:"device"`
+	// GPUVendor is "nvidia" or "amd", from the device name, else from the
+	// runtime calls (hip* on ROCm); nil without GPU activity.
+	GPUVendor *string `json:"gpu_vendor" expr:"gpu_vendor"`
+	// HasBackward reports a training trace: autograd backward events
+	// (autograd::engine::evaluate_function..., ...Backward0) or optimizer
+	// steps. False for inference.
+	HasBackward bool `json:"has_backward" expr:"has_backward"`
+	// TorchCompiled reports code compiled by torch.compile: Inductor
+	// triton_ kernels or compiled-region events (CompiledFunction,
+	// Torch-Compiled Region, TorchDynamo Cache Lookup).
+	TorchCompiled bool `json:"torch_compiled" expr:"torch_compiled"`
 
 	// Steps and the analysis window W.
 	StepsCount int        `json:"steps_count" expr:"steps_count"`

@@ -155,10 +155,23 @@ func (d *deriver) host() {
 	sawDL, single := false, false
 	d.blocking = d.blockingCopies()
 	blocking := d.blocking
+	training, compiled := false, false
+	for _, i := range d.gpuActs {
+		if d.is(&evs[i], kCompiled) {
+			compiled = true
+			break
+		}
+	}
 	for i := range evs {
 		e := &evs[i]
 		if !isCPU(e) {
 			continue
+		}
+		if d.is(e, kBackward|kOptimizer) {
+			training = true
+		}
+		if d.is(e, kCompiled) {
+			compiled = true
 		}
 		if d.is(e, kSync) || blocking[i] {
 			k := thread{e.PID, e.TID}
@@ -178,6 +191,7 @@ func (d *deriver) host() {
 	if sawDL {
 		f.DataloaderSingleProcess = &single
 	}
+	f.HasBackward, f.TorchCompiled = training, compiled
 	// Outermost sync events per thread: a sync starting inside another
 	// (closed at its end) is part of it (aten::item -> _local_scalar_dense
 	// -> cudaStreamSynchronize is one sync).

@@ -36,6 +36,8 @@ const (
 	kAllocator                           // device or pinned-host allocator call (cudaMalloc, cudaFree, hipFree, ...)
 	kAllReduce                           // an all-reduce: NCCL/RCCL kernel or host collective call
 	kFP32GemmName                        // kernel name of an fp32 (non-tensor-core) GEMM: sgemm without TF32 marks
+	kBackward                            // autograd backward: autograd::engine::evaluate_function..., ...Backward0
+	kCompiled                            // torch.compile: Inductor triton_ kernels, compiled-region annotations
 )
 
 // matmulOps are the aten ops whose kernels run on tensor cores when the
@@ -78,6 +80,14 @@ func classify(name string) nameKind {
 	}
 	if strings.Contains(lower, "sgemm") && !strings.Contains(lower, "tf32") && !strings.Contains(lower, "1688") && !strings.Contains(lower, "tensorop") && !strings.Contains(lower, "xmma") {
 		k |= kFP32GemmName
+	}
+	if strings.HasPrefix(name, "autograd::engine::evaluate_function") || isAutogradNode(name) {
+		k |= kBackward
+	}
+	if strings.HasPrefix(name, "triton_") || strings.HasPrefix(name, "Torch-Compiled Region") ||
+		strings.HasPrefix(name, "CompiledFunction") || strings.HasPrefix(name, "CompiledFxGraph") ||
+		strings.HasPrefix(name, "TorchDynamo Cache Lookup") || strings.HasPrefix(name, "## Call CompiledFxGraph") {
+		k |= kCompiled
 	}
 	if allocatorNames[name] {
 		k |= kAllocator

@@ -19,7 +19,7 @@
 #   **Fix.** Autocast the forward pass; on Ampere and later allow TF32 for
 #   what stays in fp32:
 #
-#   ```python
+#   ```python variant=default
 #   torch.backends.cuda.matmul.allow_tf32 = True   # or torch.set_float32_matmul_precision("high")
 #   torch.backends.cudnn.allow_tf32 = True
 #   for x, y in loader:
@@ -27,6 +27,39 @@
 #           loss = model(x).loss
 #       loss.backward()
 #       opt.step(); opt.zero_grad(set_to_none=True)
+#   ```
+#
+#   On Volta and Turing (compute capability 7.x, no bf16 tensor cores),
+#   fp16 with a GradScaler:
+#
+#   ```python variant=fp16
+#   scaler = torch.cuda.amp.GradScaler()
+#   for x, y in loader:
+#       with torch.autocast("cuda", dtype=torch.float16):
+#           loss = model(x).loss
+#       scaler.scale(loss).backward()
+#       scaler.step(opt); scaler.update()
+#       opt.zero_grad(set_to_none=True)
+#   ```
+#
+#   On AMD Instinct GPUs (ROCm), bf16 autocast uses the matrix cores; TF32
+#   flags do not apply before MI300:
+#
+#   ```python variant=rocm
+#   for x, y in loader:
+#       with torch.autocast("cuda", dtype=torch.bfloat16):  # "cuda" is the HIP device on ROCm
+#           loss = model(x).loss
+#       loss.backward()
+#       opt.step(); opt.zero_grad(set_to_none=True)
+#   ```
+#
+#   For inference, no scaler and no backward:
+#
+#   ```python variant=inference
+#   model.eval()
+#   with torch.inference_mode(), torch.autocast("cuda", dtype=torch.bfloat16):  # float16 before compute capability 8.0
+#       out = model(x)
+#   # or convert the weights once: model = model.to(torch.bfloat16)
 #   ```
 #
 #   **Impact estimate.** `fp32_matmul_kernel_time_ratio x (1 - 1/speedup)`
@@ -62,13 +95,29 @@ import data.stepdoctor.lib
 
 params := data.stepdoctor.params["amp-not-used"]
 
-tf32 := "; TF32 (torch.set_float32_matmul_precision(\"high\")) helps what stays fp32" if input.device.compute_major >= 8
-else := ""
+tf32 := "; TF32 (torch.set_float32_matmul_precision(\"high\")) helps what stays fp32" if {
+	not lib.rocm
+	input.device.compute_major >= 8
+} else := ""
+
+fix := "inference" if lib.inference
+else := "rocm" if lib.rocm
+else := "fp16" if input.device.compute_major < 8
+else := "default"
+
+# AMD reports a gfx version as the compute capability: name the device only.
+capability := "" if lib.rocm
+else := sprintf(" (compute capability %d.%d, tensor cores)", [input.device.compute_major, lib.num(input.device.compute_minor)])
 
 share := sprintf(" (%s of matmul/conv kernel time)", [lib.pct(input.fp32_matmul_time_ratio)]) if input.fp32_matmul_time_ratio != null
 else := ""
 
-how := "torch.autocast with bf16" if input.device.compute_major >= 8
+how := "torch.autocast with bf16 (no GradScaler for inference)" if {
+	lib.inference
+	input.device.compute_major >= 8
+} else := "torch.autocast with fp16" if lib.inference
+else := "torch.autocast with bf16 on the matrix cores" if lib.rocm
+else := "torch.autocast with bf16" if input.device.compute_major >= 8
 else := "torch.autocast with fp16 and a GradScaler"
 
 finding contains f if {
@@ -78,7 +127,8 @@ finding contains f if {
 	impact := fp32 * (1 - (1 / params.speedup))
 	impact >= params.min_impact
 	f := {
-		"msg": sprintf("fp32 matmul/conv kernels run %s %s%s on %s (compute capability %d.%d, tensor cores): use %s%s", [lib.pct(fp32), lib.of_time, share, device_name, major, lib.num(input.device.compute_minor), how, tf32]),
+		"msg": sprintf("fp32 matmul/conv kernels run %s %s%s on %s%s: use %s%s", [lib.pct(fp32), lib.of_time, share, device_name, capability, how, tf32]),
+		"fix": fix,
 		"impact": impact,
 		"severity": lib.severity(impact, "medium"),
 		"evidence": [

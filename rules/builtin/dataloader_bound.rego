@@ -20,7 +20,7 @@
 #   **Fix.** Load in worker processes, keep them alive across epochs, pin
 #   host memory and prefetch:
 #
-#   ```python
+#   ```python variant=default
 #   loader = torch.utils.data.DataLoader(
 #       dataset,
 #       batch_size=batch_size,
@@ -33,6 +33,21 @@
 #   for x, y in loader:
 #       x = x.to(device, non_blocking=True)
 #       y = y.to(device, non_blocking=True)
+#   ```
+#
+#   On a CPU-only job there is no device copy to pin memory for; the
+#   workers still overlap loading with compute:
+#
+#   ```python variant=cpu
+#   loader = torch.utils.data.DataLoader(
+#       dataset,
+#       batch_size=batch_size,
+#       shuffle=True,
+#       num_workers=min(4, os.cpu_count() // 2),  # leave cores for the compute threads
+#       persistent_workers=True,
+#       prefetch_factor=4,
+#   )
+#   torch.set_num_threads(os.cpu_count() // 2)    # intra-op threads for the model
 #   ```
 #
 #   If workers are already in use and the share stays high, the per-sample
@@ -81,12 +96,16 @@ claims if input.dataloader_time_ratio > params.min_ratio
 impact := input.gpu_idle_dataloader_ratio if input.gpu_idle_dataloader_ratio != null
 else := input.dataloader_time_ratio
 
+fix := "cpu" if input.has_gpu == false
+else := "default"
+
 finding contains f if {
 	claims
 	ratio := input.dataloader_time_ratio
 	f := {
 		"msg": sprintf("DataLoader takes %s %s%s%s", [lib.pct(ratio), lib.of_time, detail, waits]),
 		"impact": impact,
+		"fix": fix,
 		"severity": lib.severity(impact, "high"),
 		"evidence": evidence,
 	}

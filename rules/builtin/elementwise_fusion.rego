@@ -19,12 +19,20 @@
 #
 #   **Fix.** Let the compiler fuse them, or use fused ops:
 #
-#   ```python
+#   ```python variant=default
 #   model = torch.compile(model)     # TorchInductor fuses pointwise chains
 #   # or fused building blocks
 #   y = F.scaled_dot_product_attention(q, k, v)
 #   opt = torch.optim.AdamW(model.parameters(), fused=True)
 #   # torch.jit.script only on PyTorch < 2.0 (its fuser is deprecated)
+#   ```
+#
+#   Already compiled (Inductor kernels in the trace): the chains come from
+#   code the compiler did not capture; find the graph breaks:
+#
+#   ```python variant=compiled
+#   #   TORCH_LOGS="graph_breaks,recompiles" python train.py
+#   model = torch.compile(model, fullgraph=True)  # fails loudly at a graph break
 #   ```
 #
 #   **Impact estimate.** `elementwise_chain_time_ratio x (1 - 1 / mean
@@ -57,6 +65,9 @@ params := data.stepdoctor.params["elementwise-fusion"]
 unit := "kernels" if input.has_gpu
 else := "ops"
 
+fix := "compiled" if lib.compiled
+else := "default"
+
 finding contains f if {
 	n := input.elementwise_chain_count
 	n >= 1
@@ -67,6 +78,7 @@ finding contains f if {
 	f := {
 		"msg": sprintf("%d chains of short elementwise %s (%d %s, %s per chain) take %s %s; fusing each chain into one kernel (torch.compile) removes most of it", [n, unit, input.elementwise_chain_kernels, unit, lib.fixed(mean_len, 1), lib.pct(ratio), lib.of_time]),
 		"impact": impact,
+		"fix": fix,
 		"severity": lib.severity(impact, "medium"),
 		"evidence": [
 			{"name": "elementwise_chain_count", "value": n, "unit": "count"},

@@ -59,7 +59,7 @@ package stepdoctor.rules.exposed_communication
 import rego.v1
 
 import data.stepdoctor.lib
-import data.stepdoctor.rules.allreduce_per_parameter
+import data.stepdoctor.rules.unbucketed_allreduce
 
 params := data.stepdoctor.params["exposed-communication"]
 
@@ -73,7 +73,7 @@ confidence := "confirmed" if input.comm_overlap_ratio < 0.5
 else := "likely"
 
 finding contains f if {
-	not allreduce_per_parameter.claims
+	not unbucketed_allreduce.claims
 	exposed := input.exposed_comm_ratio
 	exposed >= params.min_exposed_ratio
 	input.kernel_count >= params.min_kernels

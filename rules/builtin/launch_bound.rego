@@ -30,7 +30,7 @@
 #
 #   **Fix.** Launch fewer, larger kernels, or replay them without the host:
 #
-#   ```python
+#   ```python variant=default
 #   # 1) Fuse ops and cut launch overhead with the compiler
 #   model = torch.compile(model, mode="reduce-overhead")  # uses CUDA Graphs
 #
@@ -44,6 +44,27 @@
 #       g.replay()
 #
 #   # 3) Or give each kernel more work: a larger batch size
+#   ```
+#
+#   For inference (no backward pass), capture the forward once and replay
+#   it; serving engines have a switch for it:
+#
+#   ```python variant=inference
+#   model.eval()
+#   model = torch.compile(model, mode="reduce-overhead")  # CUDA/HIP Graphs under the hood
+#   with torch.inference_mode():
+#       out = model(x)                                   # fixed shapes replay one graph
+#   # vLLM: keep CUDA graphs on (do not pass enforce_eager=True)
+#   # SGLang: do not pass --disable-cuda-graph
+#   ```
+#
+#   Already compiled (Inductor kernels in the trace): the compiler fused
+#   what it could; add graph capture and remove graph breaks:
+#
+#   ```python variant=compiled
+#   model = torch.compile(model, mode="reduce-overhead")  # adds CUDA/HIP Graphs to the fused kernels
+#   # find graph breaks and recompilations that fall back to eager launches:
+#   #   TORCH_LOGS="graph_breaks,recompiles" python train.py
 #   ```
 #
 #   Also prefer fused implementations (`torch.optim.AdamW(..., fused=True)`
@@ -132,6 +153,10 @@ launch_note := sprintf("; %s%% of kernels ran no longer than their launch call",
 	input.launch_bound_kernel_ratio != null
 } else := ""
 
+fix := "compiled" if lib.compiled
+else := "inference" if lib.inference
+else := "default"
+
 finding contains f if {
 	claims
 	host_idle >= params.min_idle_ratio
@@ -143,6 +168,7 @@ finding contains f if {
 			lib.fixed(input.kernel_launches_per_ms, 1), launch_note, culprit_note,
 		]),
 		"impact": impact,
+		"fix": fix,
 		"confidence": confidence,
 		"severity": lib.severity(impact, "high"),
 		"evidence": [

@@ -101,3 +101,14 @@ culprits(cause, n) := concat("; ", [culprit(c) |
 # runtime calls other than the allocator's (allocator-churn owns those
 # when it fires). Claimed by launch-bound or idle-gap-launch.
 host_issue_idle := ((num(input.gpu_idle_launch_ratio) + num(input.gpu_idle_cpu_op_ratio)) + num(input.gpu_idle_python_ratio)) + num(input.gpu_idle_runtime_ratio)
+
+# Context of the trace, for choosing a fix variant.
+
+# inference: no backward pass and no optimizer step in the trace.
+inference if input.has_backward == false
+
+# rocm: an AMD GPU (HIP runtime).
+rocm if input.gpu_vendor == "amd"
+
+# compiled: the code already runs under torch.compile (Inductor kernels).
+compiled if input.torch_compiled == true

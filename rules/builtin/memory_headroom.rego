@@ -15,10 +15,19 @@
 #
 #   **Fix.**
 #
-#   ```python
+#   ```python variant=default
 #   loader = DataLoader(dataset, batch_size=2 * batch_size, ...)
 #   # keep the optimisation the same: scale the learning rate (linear
 #   # scaling rule) or keep the effective batch with fewer accumulation steps
+#   ```
+#
+#   For inference (no backward pass), serve more requests per step; there
+#   is no learning rate to scale:
+#
+#   ```python variant=inference
+#   with torch.inference_mode():
+#       out = model(torch.cat(pending_requests))  # batch requests together
+#   # vLLM: raise max_num_seqs / gpu_memory_utilization; SGLang: --max-running-requests
 #   ```
 #
 #   **Impact estimate.** 0 here: the time a larger batch recovers is the
@@ -44,6 +53,9 @@ import data.stepdoctor.lib
 
 params := data.stepdoctor.params["memory-headroom"]
 
+fix := "inference" if lib.inference
+else := "default"
+
 finding contains f if {
 	ratio := input.memory_peak_ratio
 	ratio <= params.max_peak_ratio
@@ -52,6 +64,7 @@ finding contains f if {
 	f := {
 		"msg": sprintf("Allocated memory peaks at %s (%s of the device) while the GPU is idle %s %s: there is room for a larger batch", [lib.gib(input.memory_peak_allocated_bytes), lib.pct(ratio), lib.pct(idle), lib.of_time]),
 		"impact": 0,
+		"fix": fix,
 		"evidence": [
 			{"name": "memory_peak_ratio", "value": ratio, "unit": "ratio"},
 			{"name": "gpu_idle_ratio", "value": idle, "unit": "ratio"},

@@ -31,9 +31,11 @@
 #   Also check the host itself (CPU frequency, other processes, a slower
 #   NIC or PCIe link on that node).
 #
-#   **Impact estimate.** `ranks_collective_wait_ratio`: the median share of
-#   the window the ranks spend waiting for the last arrival, which the
-#   others would get back if this rank kept pace.
+#   **Impact estimate.** 0 on this rank's own window: the time is lost on
+#   the other ranks, which wait a median `ranks_collective_wait_ratio` of
+#   their window for the last arrival (quoted in the message). This rank's
+#   own findings are what it must fix to keep pace; counting the others'
+#   wait here would add time from other windows to this one's.
 # custom:
 #   id: straggler-rank
 #   severity: high
@@ -57,9 +59,9 @@ finding contains f if {
 	input.rank_straggler == true
 	wait := input.ranks_collective_wait_ratio
 	f := {
-		"msg": sprintf("%s starts %s of the collectives last among %d ranks; the ranks wait a median %s %s for the last arrival", [rank, lib.pct(input.rank_last_arrival_ratio), input.rank_count, lib.pct(wait), lib.of_time]),
-		"impact": wait,
-		"severity": lib.severity(wait, "high"),
+		"msg": sprintf("%s starts %s of the collectives last among %d ranks: the ranks wait a median %s %s for the last arrival. This rank's own findings are the job's bottleneck: fixing them shortens every rank's step", [rank, lib.pct(input.rank_last_arrival_ratio), input.rank_count, lib.pct(wait), lib.of_time]),
+		"impact": 0,
+		"severity": "low",
 		"evidence": [
 			{"name": "rank_last_arrival_ratio", "value": input.rank_last_arrival_ratio, "unit": "ratio"},
 			{"name": "ranks_collective_wait_ratio", "value": wait, "unit": "ratio"},

@@ -32,12 +32,12 @@
 #
 #   **Impact estimate.** The exposed communication time
 #   (`exposed_comm_ratio`, or `host_comm_exposed_ratio` on CPU jobs), which
-#   this rule claims in place of exposed-communication and host-collectives:
+#   this rule claims in place of exposed-communication and cpu-collectives:
 #   the time fewer, larger, overlapped all-reduces can give back.
 #
 #   **Severity.** By impact: high from 20%, medium from 2%, low below.
 # custom:
-#   id: allreduce-per-parameter
+#   id: unbucketed-allreduce
 #   severity: high
 #   category: distributed
 #   requires: [has_steps, allreduce_per_step]
@@ -46,15 +46,15 @@
 #   references:
 #     - https://pytorch.org/docs/stable/notes/ddp.html#internal-design
 #     - https://pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html
-package stepdoctor.rules.allreduce_per_parameter
+package stepdoctor.rules.unbucketed_allreduce
 
 import rego.v1
 
 import data.stepdoctor.lib
 
-params := data.stepdoctor.params["allreduce-per-parameter"]
+params := data.stepdoctor.params["unbucketed-allreduce"]
 
-# claims: read by exposed-communication and host-collectives, which stay
+# claims: read by exposed-communication and cpu-collectives, which stay
 # quiet when this rule owns the exposed communication.
 claims if input.allreduce_per_step >= params.min_per_step
 

@@ -33,7 +33,7 @@
 #
 #   **Severity.** By impact: high from 20%, medium from 2%, low below.
 # custom:
-#   id: host-collectives
+#   id: cpu-collectives
 #   severity: high
 #   category: distributed
 #   requires: [host_comm_time_ratio, host_comm_exposed_ratio]
@@ -43,14 +43,14 @@
 #     - https://pytorch.org/docs/stable/distributed.html#backends
 #     - https://pytorch.org/docs/stable/notes/ddp.html
 #     - https://pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html
-package stepdoctor.rules.host_collectives
+package stepdoctor.rules.cpu_collectives
 
 import rego.v1
 
 import data.stepdoctor.lib
-import data.stepdoctor.rules.allreduce_per_parameter
+import data.stepdoctor.rules.unbucketed_allreduce
 
-params := data.stepdoctor.params["host-collectives"]
+params := data.stepdoctor.params["cpu-collectives"]
 
 # Host collectives block only without GPU kernels for them (gloo, or a
 # CPU-only job); NCCL calls on the host just enqueue kernels.
@@ -67,7 +67,7 @@ ranks := sprintf(" (rank %d of %d)", [input.rank, input.world_size]) if {
 
 finding contains f if {
 	blocking
-	not allreduce_per_parameter.claims
+	not unbucketed_allreduce.claims
 	exposed := input.host_comm_exposed_ratio
 	exposed >= params.min_exposed_ratio
 	f := {

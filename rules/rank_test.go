@@ -1,0 +1,24 @@
+package rules
+
+import "testing"
+
+// A finding ranked below a less severe one takes that severity; a severity
+// a team pinned is kept.
+func TestRankSeverityFollowsOrder(t *testing.T) {
+	fs := []Finding{
+		{Rule: "a-high-likely", Severity: SeverityHigh, Impact: 0.25, Confidence: Likely},           // score 0.15
+		{Rule: "b-medium-confirmed", Severity: SeverityMedium, Impact: 0.19, Confidence: Confirmed}, // score 0.19
+		{Rule: "c-pinned-high", Severity: SeverityHigh, Impact: 0.01, Confidence: Confirmed, SeverityPinned: true},
+		{Rule: "d-low", Severity: SeverityLow, Impact: 0.001, Confidence: Confirmed},
+	}
+	Rank(fs)
+	want := []struct {
+		rule string
+		sev  Severity
+	}{{"b-medium-confirmed", SeverityMedium}, {"a-high-likely", SeverityMedium}, {"c-pinned-high", SeverityHigh}, {"d-low", SeverityLow}}
+	for i, w := range want {
+		if fs[i].Rule != w.rule || fs[i].Severity != w.sev {
+			t.Errorf("%d: %s %s, want %s %s", i, fs[i].Rule, fs[i].Severity, w.rule, w.sev)
+		}
+	}
+}
