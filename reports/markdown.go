@@ -160,8 +160,11 @@ func mdTrace(b *strings.Builder, v traceView, lim mdLimits, many bool) {
 
 func mdFindings(b *strings.Builder, v traceView, lim mdLimits) {
 	fmt.Fprintf(b, "### Findings (%d)\n\n", len(v.Findings))
+	defer mdMinor(b, v)
 	if len(v.Findings) == 0 {
-		b.WriteString("No rule fired on this trace.\n\n")
+		if len(v.Minor) == 0 {
+			b.WriteString("No rule fired on this trace.\n\n")
+		}
 		return
 	}
 	shown := v.Findings
@@ -511,4 +514,16 @@ func mdSeries(b *strings.Builder, v traceView, lim mdLimits) {
 			fmt.Fprintf(b, "_Showing %d of %d operators; the HTML report lists all._\n\n", len(rows), len(s.TopOps))
 		}
 	}
+}
+
+// mdMinor lists the minor findings on one line.
+func mdMinor(b *strings.Builder, v traceView) {
+	if len(v.Minor) == 0 {
+		return
+	}
+	parts := make([]string, len(v.Minor))
+	for k, f := range v.Minor {
+		parts[k] = fmt.Sprintf("%s (%s, %s)", mdText(f.Title), mdCode(f.Rule), f.Impact)
+	}
+	fmt.Fprintf(b, "**Minor** (under 0.5%% %s each): %s.\n\n", v.OfTime, strings.Join(parts, "; "))
 }

@@ -108,7 +108,7 @@ func Text(w io.Writer, r *engine.Result, color bool) error {
 			k := sv.KernelRows[0]
 			fmt.Fprintf(&b, "  top kernel: %s (%s, %s of kernel time)\n", shorten(k.Name, 80), k.Total, k.Share)
 		}
-		if len(v.Findings) == 0 {
+		if len(v.Findings) == 0 && len(v.Minor) == 0 {
 			b.WriteString("  no findings\n")
 		}
 		for k, f := range v.Findings {
@@ -131,6 +131,13 @@ func Text(w io.Writer, r *engine.Result, color bool) error {
 			if f.Message != "" {
 				fmt.Fprintf(&b, "      %s\n", st(ansiDim, shorten(clean(f.Message), textMaxMessage)))
 			}
+		}
+		if len(v.Minor) > 0 {
+			parts := make([]string, len(v.Minor))
+			for k, f := range v.Minor {
+				parts[k] = clean(f.Rule) + " " + f.Impact
+			}
+			fmt.Fprintf(&b, "  minor (under 0.5%% each): %s\n", strings.Join(parts, ", "))
 		}
 		if n := len(v.NotEvaluated); n > 0 {
 			fmt.Fprintf(&b, "  not evaluated: %d rule(s)\n", n)

@@ -55,6 +55,10 @@ type traceView struct {
 	StepCV  *float64
 
 	Findings     []findingView
+	// Minor are findings under MinorImpact that are not about the
+	// measurement itself (profiling-setup) nor tied to a script line:
+	// listed on one line, not as numbered cards. The JSON keeps them all.
+	Minor        []findingView
 	Facts        []factRow
 	FactsMissing bool // Facts was nil
 	NullFacts    int
@@ -171,8 +175,12 @@ func buildView(i int, tr *engine.TraceResult) traceView {
 			}
 		}
 	}
-	for k, fd := range tr.Findings {
-		v.Findings = append(v.Findings, buildFinding(k+1, fd))
+	for _, fd := range tr.Findings {
+		if isMinor(fd) {
+			v.Minor = append(v.Minor, buildFinding(0, fd))
+			continue
+		}
+		v.Findings = append(v.Findings, buildFinding(len(v.Findings)+1, fd))
 	}
 	v.DeviceLabel = deviceLabel(v)
 	return v
@@ -501,4 +509,13 @@ func severityLabel(s string) string {
 		return "UNKNOWN"
 	}
 	return clean(s)
+}
+
+// MinorImpact is the impact under which a finding is folded into the
+// report's "minor" line (0.5% of the window).
+const MinorImpact = 0.005
+
+// isMinor reports whether a finding is folded into the minor line.
+func isMinor(fd rules.Finding) bool {
+	return fd.Impact < MinorImpact && fd.Category != "profiling-setup" && fd.Location == nil
 }
