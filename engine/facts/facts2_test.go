@@ -237,3 +237,25 @@ func TestPythonSites(t *testing.T) {
 		t.Errorf("sites %v", got)
 	}
 }
+
+// The 2021 [memory] format has Bytes but no Total Allocated: the peak is
+// the running sum of Bytes on the primary device.
+func TestMemory2021Format(t *testing.T) {
+	b := tracetest.New()
+	b.Step(1, 0, 1000)
+	b.Launch(10, 5, "k", 20, 100)
+	mem := func(ts float64, bytes, dev int) {
+		b.Raw(map[string]any{"ph": "i", "s": "t", "name": "[memory]", "pid": 100, "tid": 1, "ts": ts,
+			"args": map[string]any{"Device Type": 1, "Device Id": dev, "Bytes": bytes}})
+	}
+	mem(100, 1<<20, 0)
+	mem(200, 2<<20, 0)
+	mem(300, -(1 << 20), 0)
+	mem(400, 8<<20, -1) // CPU memory: another device
+	mem(500, 1<<20, 0)
+	f := derive(t, b)
+	if f.MemoryPeakAllocatedBytes == nil || *f.MemoryPeakAllocatedBytes != 3<<20 {
+		t.Fatalf("memory_peak_allocated_bytes = %v, want %d", fmtpi(f.MemoryPeakAllocatedBytes), 3<<20)
+	}
+	wantF(t, "memory_allocs_per_step", f.MemoryAllocsPerStep, 3)
+}

@@ -9,30 +9,49 @@ import (
 
 // memory derives the profile_memory facts from [memory] instant events of
 // the primary device (Device Id; all devices when the trace has no GPU).
+// Allocated bytes are args["Total Allocated"]; in the 2021 format, which
+// has only Bytes (positive: allocated, negative: freed), they are the
+// running sum of Bytes from the trace's start: a lower bound, as memory
+// allocated before the trace began is not seen.
 func (d *deriver) memory() {
 	if !d.f.HasMemory {
 		return
 	}
 	evs := d.t.Events
 	var mem []int
+	withTotal := false
 	for i := range evs {
 		e := &evs[i]
-		if e.Ph != trace.PhInstant || e.Has&trace.HasTotalAllocated == 0 || d.t.Name(e) != "[memory]" {
+		if e.Ph != trace.PhInstant || e.Has&(trace.HasTotalAllocated|trace.HasBytes) == 0 || d.t.Name(e) != "[memory]" {
 			continue
 		}
 		if d.hasGPU && (e.Has&trace.HasDeviceID == 0 || int64(e.Device) != d.primary) {
 			continue
 		}
+		withTotal = withTotal || e.Has&trace.HasTotalAllocated != 0
 		mem = append(mem, i)
 	}
 	if len(mem) == 0 {
 		return
 	}
 	slices.SortStableFunc(mem, func(a, b int) int { return cmp.Compare(evs[a].TS, evs[b].TS) })
-	var peak, allocs int64
-	for _, i := range mem {
+	// allocated[k]: bytes allocated after mem[k].
+	allocated := make([]int64, len(mem))
+	var run int64
+	for k, i := range mem {
 		e := &evs[i]
-		peak = max(peak, e.TotalAllocated)
+		switch {
+		case withTotal && e.Has&trace.HasTotalAllocated != 0:
+			run = e.TotalAllocated
+		case !withTotal:
+			run = max(0, run+e.Bytes)
+		}
+		allocated[k] = run
+	}
+	var peak, allocs int64
+	for k, i := range mem {
+		e := &evs[i]
+		peak = max(peak, allocated[k])
 		if e.Bytes > 0 && d.inWindow(e.TS) {
 			allocs++
 		}
@@ -53,7 +72,7 @@ func (d *deriver) memory() {
 			continue
 		}
 		xs = append(xs, float64(k))
-		ys = append(ys, float64(evs[mem[j-1]].TotalAllocated))
+		ys = append(ys, float64(allocated[j-1]))
 	}
 	if len(xs) >= 2 {
 		d.f.MemoryGrowthBytesPerStep = f64(slope(xs, ys))

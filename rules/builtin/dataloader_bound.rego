@@ -103,13 +103,32 @@ finding contains f if {
 	claims
 	ratio := input.dataloader_time_ratio
 	f := {
-		"msg": sprintf("DataLoader takes %s %s%s%s", [lib.pct(ratio), lib.of_time, detail, waits]),
+		"msg": sprintf("DataLoader takes %s %s%s%s%s", [lib.pct(ratio), lib.of_time, detail, waits, workers]),
 		"impact": impact,
 		"fix": fix,
 		"severity": lib.severity(impact, "high"),
 		"evidence": evidence,
 	}
 }
+
+# With a single-process iterator, __next__ is the load time of one batch:
+# n workers keep up when each loads a batch within n steps of the rest of
+# the work, n >= load / (step - load). The impact is the ceiling with
+# perfect prefetch.
+workers := sprintf("; that is the most prefetching can give back: with each batch loading in %s against %s of other work per step, num_workers=%d keeps up (more for augmentation spikes)", [
+	lib.dur(load), lib.dur(other), max([2, ceil(load / other)]),
+]) if {
+	input.dataloader_single_process == true
+	input.step_time_us.mean > 0
+	load := input.dataloader_time_ratio * input.step_time_us.mean
+	other := input.step_time_us.mean - load
+	other > 0
+} else := ""
+
+# load and other are the per-step load time and the rest of the step (us).
+load := input.dataloader_time_ratio * input.step_time_us.mean
+
+other := input.step_time_us.mean - load
 
 detail := " (single-process iterator, num_workers=0)" if input.dataloader_single_process == true
 else := ""
