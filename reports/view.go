@@ -54,7 +54,7 @@ type traceView struct {
 	Step    *facts.StepStats
 	StepCV  *float64
 
-	Findings     []findingView
+	Findings []findingView
 	// Minor are findings under MinorImpact that are not about the
 	// measurement itself (profiling-setup) nor tied to a script line:
 	// listed on one line, not as numbered cards. The JSON keeps them all.
