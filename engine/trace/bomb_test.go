@@ -1,8 +1,12 @@
 package trace
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
+	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -46,7 +50,6 @@ func parseAlloc(src []byte) (*Trace, error, uint64) {
 	return tr, err, after.TotalAlloc - before.TotalAlloc
 }
 
-const bombSize = 256 << 20
 
 const bombHead = `{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":10,"dur":5,"args":{"device":0,"stream":7,"correlation":3}},`
 
@@ -129,5 +132,41 @@ func TestSkippedStringEscapesAcrossWindows(t *testing.T) {
 		if len(tr.Events) != 2 || tr.Name(&tr.Events[1]) != "after" {
 			t.Errorf("pad %d: %d events", pad, len(tr.Events))
 		}
+	}
+}
+
+// TestGzipSizeEstimateRace: the event store is sized from the compressed
+// bytes read so far while the read-ahead goroutine is reading more. Run
+// under -race (.ci/run does).
+func TestGzipSizeEstimateRace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "many.json.gz")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := gzip.NewWriter(f)
+	w := bufio.NewWriter(zw)
+	w.WriteString(`{"traceEvents":[`)
+	const n = 3 * chunkEvents
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(w, `{"ph":"X","cat":"kernel","name":"k%d","pid":0,"tid":7,"ts":%d,"dur":5,"args":{"device":0,"stream":7,"correlation":%d}},`+"\n", i%97, 10*i, i)
+	}
+	w.WriteString(`{"ph":"i","name":"end","pid":0,"tid":7,"ts":1}]}`)
+	for _, err := range []error{w.Flush(), zw.Close(), f.Close()} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	in, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	tr, err := Parse(in, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Events) < n {
+		t.Errorf("%d events, want %d", len(tr.Events), n)
 	}
 }
