@@ -50,7 +50,6 @@ func parseAlloc(src []byte) (*Trace, error, uint64) {
 	return tr, err, after.TotalAlloc - before.TotalAlloc
 }
 
-
 const bombHead = `{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":10,"dur":5,"args":{"device":0,"stream":7,"correlation":3}},`
 
 // TestHugeUnreadStringIsSkipped: a string in an args field nobody reads
