@@ -131,10 +131,27 @@ func Analyze(ctx context.Context, opts Options) (*Result, error) {
 				// report: the other rules' findings stand, the failure is listed.
 				tr.Health.Diagnostics = append(tr.Health.Diagnostics, trace.Diagnostic{Kind: trace.DiagWarning, Reason: "rule_failed", Offset: -1, Count: 1,
 					Message: "some rules could not be evaluated, so findings may be missing: " + err.Error()})
+				for _, e := range ruleErrors(err) {
+					res.RuleErrors = append(res.RuleErrors, fmt.Sprintf("%s: %s", tr.Input.Path, e))
+				}
 			}
 		}
 	}
 	return res, nil
+}
+
+// ruleErrors splits the joined error of rules.Set.Evaluate into one line
+// per failing rule.
+func ruleErrors(err error) []string {
+	list := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		list = j.Unwrap()
+	}
+	out := make([]string, 0, len(list))
+	for _, e := range list {
+		out = append(out, strings.Join(strings.Fields(e.Error()), " "))
+	}
+	return out
 }
 
 // load reads one input: a facts file (several traces) or a trace.

@@ -84,6 +84,9 @@ func readFactsFile(path string, stdin io.Reader) ([]*TraceResult, error) {
 		if meta.File == "" || meta.Health == nil {
 			return nil, fmt.Errorf("read facts file %s line %d: not a stepdoctor facts line (no file or health)", path, line)
 		}
+		if err := checkFactRanges(text); err != nil {
+			return nil, fmt.Errorf("read facts file %s line %d: %w", path, line, err)
+		}
 		tr := &TraceResult{Input: Input{Path: meta.File}, Facts: f, Health: *meta.Health}
 		if meta.Input != nil {
 			tr.Input = *meta.Input

@@ -22,6 +22,10 @@ type Result struct {
 	// Notes are remarks about the analysis as a whole (for example why
 	// several traces were not compared as ranks of one job).
 	Notes []string `json:"notes,omitempty"`
+	// RuleErrors has one line per rule that failed or timed out on a
+	// trace ("PATH: evaluate rule ID (SOURCE): why"), for stderr; the
+	// reports list the same failures as a rule_failed health diagnostic.
+	RuleErrors []string `json:"-"`
 }
 
 // Skipped is a file left out of the analysis.

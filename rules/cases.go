@@ -122,7 +122,7 @@ func runCasesFS(s *Set, fsys fs.FS, dir, display string) ([]CaseResult, error) {
 			continue
 		}
 		file := path.Join(display, de.Name())
-		b, err := fs.ReadFile(fsys, path.Join(dir, de.Name()))
+		b, err := readFSCapped(fsys, path.Join(dir, de.Name()))
 		if err != nil {
 			return nil, fmt.Errorf("read case file %s: %w", file, err)
 		}
@@ -136,7 +136,7 @@ func runCasesFS(s *Set, fsys fs.FS, dir, display string) ([]CaseResult, error) {
 		for _, c := range cf.Cases {
 			if c.ScriptFile != "" {
 				sp := path.Join(path.Dir(path.Join(dir, de.Name())), c.ScriptFile)
-				src, err := fs.ReadFile(fsys, sp)
+				src, err := readFSCapped(fsys, sp)
 				if err != nil {
 					return nil, fmt.Errorf("read script %s of case %q in %s: %w", c.ScriptFile, c.Name, file, err)
 				}

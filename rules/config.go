@@ -59,7 +59,7 @@ type FileConfig struct {
 // LoadConfigFile reads and checks a .stepdoctor.yaml. Rule directories
 // are made relative to the file's directory.
 func LoadConfigFile(path string) (*FileConfig, error) {
-	b, err := os.ReadFile(path)
+	b, err := readFileCapped(path)
 	if err != nil {
 		return nil, fmt.Errorf("read config %s: %w", path, err)
 	}

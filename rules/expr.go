@@ -15,6 +15,7 @@ import (
 
 	"github.com/expr-lang/expr"
 	exprast "github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
 	"gopkg.in/yaml.v3"
@@ -219,6 +220,8 @@ func compileExprRule(r *Rule, y *exprRuleYAML) (*exprEval, error) {
 	}
 	fields = append(fields, reflect.StructField{
 		Name: "StepdoctorParams", Type: reflect.StructOf(pfields), Tag: `expr:"params"`,
+	}, reflect.StructField{
+		Name: "StepdoctorRun", Type: reflect.TypeOf((*exprRun)(nil)), Tag: reflect.StructTag(fmt.Sprintf(`expr:%q`, exprRunName)),
 	})
 	ev.envType = reflect.StructOf(fields)
 	env := reflect.New(ev.envType).Elem().Interface()
@@ -227,6 +230,11 @@ func compileExprRule(r *Rule, y *exprRuleYAML) (*exprEval, error) {
 	compile := func(what, src string, opts ...expr.Option) (*vm.Program, error) {
 		if err := checkNullable(src, r.Requires); err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		if tree, err := parser.Parse(src); err == nil {
+			if err := checkReserved(tree.Node); err != nil {
+				return nil, fmt.Errorf("%s: %w", what, err)
+			}
 		}
 		p, err := expr.Compile(src, append(exprOptions(env), opts...)...)
 		if err != nil {
@@ -275,32 +283,7 @@ func compileExprRule(r *Rule, y *exprRuleYAML) (*exprEval, error) {
 }
 
 func exprOptions(env any) []expr.Option {
-	return []expr.Option{
-		expr.Env(env),
-		expr.DisableBuiltin("now"),
-		expr.MaxNodes(2000),
-		expr.Function("pct", func(args ...any) (any, error) {
-			f, ok := numeric(args[0])
-			if !ok {
-				return nil, fmt.Errorf("pct: %v is not a number", args[0])
-			}
-			return strconv.FormatFloat(f*100, 'f', 1, 64) + "%", nil
-		}, new(func(any) string)),
-		expr.Function("fixed", func(args ...any) (any, error) {
-			f, ok := numeric(args[0])
-			if !ok {
-				return nil, fmt.Errorf("fixed: %v is not a number", args[0])
-			}
-			return strconv.FormatFloat(f, 'f', args[1].(int), 64), nil
-		}, new(func(any, int) string)),
-		expr.Function("sprintf", func(args ...any) (any, error) {
-			rest := make([]any, len(args)-1)
-			for i, a := range args[1:] {
-				rest[i] = deref(a)
-			}
-			return fmt.Sprintf(args[0].(string), rest...), nil
-		}, new(func(string, ...any) string)),
-	}
+	return append([]expr.Option{expr.Env(env)}, boundedOptions()...)
 }
 
 // checkNullable rejects uses of nullable facts that are not in requires,
@@ -369,27 +352,34 @@ func (x *exprEval) evaluate(ctx context.Context, s *Set, e *entry, in *evalInput
 		raws []rawFinding
 		err  error
 	}
+	run := newExprRun()
 	done := make(chan result, 1)
+	exprRunning.Add(1)
 	go func() {
 		var res result
 		defer func() {
 			if p := recover(); p != nil {
 				res.err = fmt.Errorf("panic: %v", p)
 			}
+			exprRunning.Add(-1)
 			done <- res
 		}()
-		res.raws, res.err = x.run(e, in)
+		res.raws, res.err = x.run(e, in, run)
 	}()
 	select {
 	case res := <-done:
 		return res.raws, res.err
 	case <-ctx.Done():
-		// expr has no cancellation; its memory budget bounds the goroutine.
+		// expr cannot be interrupted, but every loop iteration and every
+		// bounded allocation checks run.stopped, and the budgets bound
+		// the rest: wait for it, so no other rule starts beside it.
+		run.stopped.Store(true)
+		<-done
 		return nil, ctx.Err()
 	}
 }
 
-func (x *exprEval) run(e *entry, in *evalInput) ([]rawFinding, error) {
+func (x *exprEval) run(e *entry, in *evalInput, run *exprRun) ([]rawFinding, error) {
 	env := reflect.New(x.envType).Elem()
 	fv := reflect.ValueOf(in.facts).Elem()
 	for i, fi := range x.factFields {
@@ -399,15 +389,24 @@ func (x *exprEval) run(e *entry, in *evalInput) ([]rawFinding, error) {
 	for i, name := range x.paramNames {
 		pv.Field(i).Set(reflect.ValueOf(e.rule.Params[name]))
 	}
+	env.Field(len(x.factFields) + 1).Set(reflect.ValueOf(run))
 	envv := env.Interface()
-	ok, err := expr.Run(x.when, envv)
+	exec := func(p *vm.Program) (any, error) {
+		m := vm.VM{MemoryBudget: exprVMBudget}
+		v, err := m.Run(p, envv)
+		if err != nil {
+			return nil, oneLine(err)
+		}
+		return v, nil
+	}
+	ok, err := exec(x.when)
 	if err != nil {
 		return nil, fmt.Errorf("when: %w", err)
 	}
 	if ok != true {
 		return nil, nil
 	}
-	iv, err := expr.Run(x.impact, envv)
+	iv, err := exec(x.impact)
 	if err != nil {
 		return nil, fmt.Errorf("impact: %w", err)
 	}
@@ -421,7 +420,7 @@ func (x *exprEval) run(e *entry, in *evalInput) ([]rawFinding, error) {
 			msg.WriteString(p.lit)
 			continue
 		}
-		v, err := expr.Run(p.prog, envv)
+		v, err := exec(p.prog)
 		if err != nil {
 			return nil, fmt.Errorf("message: %w", err)
 		}
@@ -431,7 +430,7 @@ func (x *exprEval) run(e *entry, in *evalInput) ([]rawFinding, error) {
 	if len(x.evidence) > 0 {
 		raw.hasEvid = true
 		for _, ev := range x.evidence {
-			v, err := expr.Run(ev.value, envv)
+			v, err := exec(ev.value)
 			if err != nil {
 				return nil, fmt.Errorf("evidence %s: %w", ev.name, err)
 			}
@@ -443,6 +442,23 @@ func (x *exprEval) run(e *entry, in *evalInput) ([]rawFinding, error) {
 		}
 	}
 	return []rawFinding{raw}, nil
+}
+
+// oneLine keeps an expr runtime error to its first line (expr appends the
+// source line and a caret), with the failing position.
+func oneLine(err error) error {
+	var fe *file.Error
+	if errors.As(err, &fe) {
+		msg := fe.Message
+		if msg == "memory budget exceeded" {
+			msg = fmt.Sprintf("an expr rule may build at most %d array, map and range elements in one expression", exprVMBudget)
+		}
+		if fe.Line > 0 {
+			msg = fmt.Sprintf("%s (at %d:%d)", msg, fe.Line, fe.Column+1)
+		}
+		return errors.New(msg)
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), "\n", " "))
 }
 
 type tmplPart struct {

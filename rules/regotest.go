@@ -62,7 +62,7 @@ func RunRegoTests(ctx context.Context, s *Set, dir string) ([]CaseResult, error)
 		if st, err := os.Stat(p); err == nil && !st.Mode().IsRegular() {
 			continue // a named pipe would block the read forever
 		}
-		b, err := os.ReadFile(p)
+		b, err := readFileCapped(p)
 		if err != nil {
 			return nil, fmt.Errorf("read rego module %s: %w", p, err)
 		}

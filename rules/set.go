@@ -190,7 +190,7 @@ func fsSources(fsys fs.FS, dir, display string) ([]source, error) {
 			out = append(out, source{path: filepath.ToSlash(filepath.Join(display, name)), skip: why})
 			continue
 		}
-		b, err := fs.ReadFile(fsys, path.Join(dir, name))
+		b, err := readFSCapped(fsys, path.Join(dir, name))
 		if err != nil {
 			return nil, fmt.Errorf("read rule file %s: %w", name, err)
 		}

@@ -102,6 +102,9 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 		}
 		return &exitError{2, err}
 	}
+	for _, line := range res.RuleErrors {
+		fmt.Fprintf(stderr, "warning: %s\n", line)
+	}
 	if fl.out != "" { // the terminal summary lists them itself
 		for _, sk := range res.Skipped {
 			fmt.Fprintf(stderr, "skipped %s: %s\n", sk.Path, sk.Reason)

@@ -410,3 +410,36 @@ func TestRulesWriteErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestFailingTeamRuleWarnsOnStderr: a team rule that fails leaves the
+// other findings and exit 0, and says so in one stderr line.
+func TestFailingTeamRuleWarnsOnStderr(t *testing.T) {
+	dir := t.TempDir()
+	rule := `id: team-bomb
+title: Bomb
+severity: low
+category: host-overhead
+requires: [steps_count]
+when: steps_count >= 0
+impact: 'len(replace(repeat("a", 1e5), "a", repeat("a", 1e5))) > 0 ? 0.01 : 0'
+message: "boom"
+doc: A rule that builds too much.
+references: [https://pytorch.org/docs/stable/profiler.html]
+`
+	if err := os.WriteFile(filepath.Join(dir, "bomb.yaml"), []byte(rule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "analyze", "--rules", dir, "-o", filepath.Join(t.TempDir(), "r.json"), "../../testdata/traces/dataloader_bound.pt.trace.json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var warned []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "warning: ") {
+			warned = append(warned, l)
+		}
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "dataloader_bound.pt.trace.json: evaluate rule team-bomb") || !strings.Contains(warned[0], "replace would build more than") {
+		t.Errorf("stderr warnings %q: want one line naming the trace, the rule and the budget", warned)
+	}
+}

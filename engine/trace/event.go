@@ -369,10 +369,14 @@ func (p *parser) keep(ev *Event) {
 // estimate extrapolates the event count from n events read so far, or 0
 // when the input size is unknown or the input nearly read.
 func (p *parser) estimate(n int) int {
-	if p.size <= 0 || p.raw == nil || p.raw.n <= 0 || p.raw.n >= p.size {
+	if p.size <= 0 || p.raw == nil {
 		return 0
 	}
-	return int(float64(n)*float64(p.size)/float64(p.raw.n)*1.1) + chunkEvents
+	read := p.raw.n.Load()
+	if read <= 0 || read >= p.size {
+		return 0
+	}
+	return int(float64(n)*float64(p.size)/float64(read)*1.1) + chunkEvents
 }
 
 const chunkEvents = 1 << 15

@@ -167,9 +167,12 @@ func (l *lexer) strBody() ([]byte, error) {
 			stop = 0 // escapes: the general path below
 		}
 	}
-	start, q, err := l.closeQuote()
+	start, q, err := l.closeQuoteMax(maxString)
 	if err != nil {
 		return nil, err
+	}
+	if q < 0 || q-start > maxString {
+		return l.cutString(start, q)
 	}
 	raw := l.buf[start:q]
 	l.escaped = bytes.IndexByte(raw, '\\') >= 0
@@ -216,17 +219,77 @@ func (l *lexer) plainKey(first bool) (key []byte, ok bool) {
 // string to bytes.IndexByte.
 const shortString = 24
 
-// skipStr skips a JSON string whose opening quote is next.
+// skipStr skips a JSON string whose opening quote is next. The string is
+// not kept: the window moves on past it, so its length does not matter.
 func (l *lexer) skipStr() error {
 	l.pos++ // opening quote, checked by the caller
-	_, _, err := l.closeQuote()
-	return err
+	for i, stop := l.pos, min(l.pos+shortString, l.end); i < stop; i++ {
+		switch l.buf[i] {
+		case '"':
+			l.pos = i + 1
+			return nil
+		case '\\':
+			stop = 0
+		}
+	}
+	return l.skipStrRest(0)
+}
+
+// skipStrRest skips the rest of a string from l.pos through its closing
+// quote, discarding the window as it goes. carry is the number of
+// backslashes just before l.pos (only its parity matters).
+func (l *lexer) skipStrRest(carry int) error {
+	for {
+		from := l.pos
+		for {
+			i := bytes.IndexByte(l.buf[l.pos:l.end], '"')
+			if i < 0 {
+				break
+			}
+			q := l.pos + i
+			n := 0
+			for k := q - 1; k >= from && l.buf[k] == '\\'; k-- {
+				n++
+			}
+			if n == q-from {
+				n += carry
+			}
+			l.pos = q + 1
+			if n%2 == 0 {
+				return nil
+			}
+			from, carry = l.pos, 0
+		}
+		// No closing quote in the window: note the backslashes it ends
+		// with, then drop it.
+		n := 0
+		for k := l.end - 1; k >= from && l.buf[k] == '\\'; k-- {
+			n++
+		}
+		if n == l.end-from {
+			carry += n
+		} else {
+			carry = n
+		}
+		l.pos = l.end
+		if _, ok := l.fill(l.pos); !ok {
+			return errEOF
+		}
+	}
 }
 
 // closeQuote finds the quote that ends the string starting at l.pos,
 // refilling the window as needed (the string stays contiguous). It returns
 // the string's window bounds [start, q) and leaves l.pos after the quote.
 func (l *lexer) closeQuote() (start, q int, err error) {
+	return l.closeQuoteMax(-1)
+}
+
+// closeQuoteMax is closeQuote that stops keeping the string once more than
+// limit bytes of it are in the window (limit < 0: no limit): then q is -1,
+// the window holds the string's first bytes from start, and l.pos is not
+// past it.
+func (l *lexer) closeQuoteMax(limit int) (start, q int, err error) {
 	start = l.pos
 	for i, stop := start, min(start+shortString, l.end); i < stop; i++ {
 		switch l.buf[i] {
@@ -253,6 +316,9 @@ func (l *lexer) closeQuote() (start, q int, err error) {
 			l.pos = q + 1
 			return start, q, nil
 		}
+		if limit >= 0 && l.end-start > limit {
+			return start, -1, nil
+		}
 		scanFrom = l.end
 		shift, ok := l.fill(start)
 		if !ok {
@@ -262,6 +328,72 @@ func (l *lexer) closeQuote() (start, q int, err error) {
 		start -= shift
 		scanFrom -= shift
 	}
+}
+
+// cutString returns the first maxString bytes of the string at window
+// position start (q: its closing quote, or -1 when beyond the window),
+// decoded, cut at a rune boundary and outside an escape, with "…"
+// appended, reports the cut, and leaves l.pos after the string.
+func (l *lexer) cutString(start, q int) ([]byte, error) {
+	off := l.base + int64(start) - 1 // the opening quote
+	cut := start + maxString
+	// Do not split an escape (\uXXXX is the longest): from the start of
+	// the backslash run nearest the cut, step escape by escape.
+	for k := cut - 1; k >= cut-6 && k >= start; k-- {
+		if l.buf[k] != '\\' {
+			continue
+		}
+		for k > start && l.buf[k-1] == '\\' {
+			k--
+		}
+		p := k
+		for p < cut {
+			n := 1
+			if l.buf[p] == '\\' {
+				n = 2
+				if l.buf[p+1] == 'u' {
+					n = 6
+				}
+			}
+			if p+n > cut {
+				break
+			}
+			p += n
+		}
+		cut = p
+		break
+	}
+	raw := l.buf[start:cut]
+	var out []byte
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		out = l.unescape(raw, l.base+int64(start))
+	} else {
+		out = append(l.scratch[:0], raw...)
+	}
+	if i := lastRuneStart(out); i >= 0 && !utf8.FullRune(out[i:]) {
+		out = out[:i]
+	}
+	out = append(out, "…"...)
+	l.scratch = out
+	l.escaped = true // the text is not the raw bytes
+	l.repair("long_string", fmt.Sprintf("a string of more than %d KiB was cut to its first %d KiB", maxString>>10, maxString>>10), off)
+	if q >= 0 {
+		return out, nil // l.pos is already past the closing quote
+	}
+	l.pos = cut
+	if err := l.skipStrRest(0); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func lastRuneStart(b []byte) int {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			return i
+		}
+	}
+	return -1
 }
 
 func (l *lexer) unescape(raw []byte, off int64) []byte {
@@ -350,6 +482,9 @@ func (l *lexer) number() ([]byte, error) {
 		if l.pos < l.end {
 			return l.buf[start:l.pos], nil
 		}
+		if l.pos-start > maxToken {
+			return nil, &SyntaxError{Offset: l.base + int64(start), Msg: fmt.Sprintf("a number of more than %d bytes", maxToken)}
+		}
 		shift, ok := l.fill(start)
 		start -= shift
 		if !ok {
@@ -373,6 +508,9 @@ func (l *lexer) word() ([]byte, error) {
 				continue
 			}
 			return l.buf[start:l.pos], nil
+		}
+		if l.pos-start > maxToken {
+			return nil, &SyntaxError{Offset: l.base + int64(start), Msg: fmt.Sprintf("a bare word of more than %d bytes", maxToken)}
 		}
 		shift, ok := l.fill(start)
 		start -= shift
@@ -513,3 +651,13 @@ func (l *lexer) skipScalar(c byte) error {
 	}
 	return l.syntaxErr(fmt.Sprintf("unexpected %s", quoteByte(c)))
 }
+
+// maxString caps a string the reader keeps (a name, a category, an arg the
+// facts read): a longer one is cut to its first maxString bytes, "…"
+// appended, with a long_string repair at its offset; the rest is skipped
+// without being held. Strings nobody reads are skipped unheld at any size.
+const maxString = 64 << 10
+
+// maxToken caps a number or bare word (true, NaN, ...): no trace writes
+// one longer, so a longer one is a syntax error, not a window its size.
+const maxToken = 4 << 10

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -460,14 +461,16 @@ func (p *parser) events(bare bool) error {
 
 // rawCounter counts the bytes read from the input (compressed bytes for
 // gzip), to size the event store from the share of the input read.
+// For gzip it is read by the decompressor's read-ahead goroutine while the
+// parser reads the count, hence the atomic.
 type rawCounter struct {
 	r io.Reader
-	n int64
+	n atomic.Int64
 }
 
 func (c *rawCounter) Read(b []byte) (int, error) {
 	n, err := c.r.Read(b)
-	c.n += int64(n)
+	c.n.Add(int64(n))
 	return n, err
 }
 

@@ -304,8 +304,14 @@ func TestLongStringAcrossWindow(t *testing.T) {
 	long := strings.Repeat("x", 3*windowSize)
 	src := `{"traceEvents":[{"ph":"X","name":"` + long + `","pid":1,"tid":1,"ts":1,"dur":1,"args":{"skip":"` + long + `\"q"}},{"ph":"X","name":"b","pid":1,"tid":1,"ts":2,"dur":1}]}`
 	tr := parse(t, src)
-	if len(tr.Events) != 2 || tr.Name(&tr.Events[0]) != long {
-		t.Fatalf("events %d", len(tr.Events))
+	// A name is kept up to maxString bytes (then cut, with a repair).
+	if len(tr.Events) != 2 || tr.Name(&tr.Events[0]) != long[:maxString]+"…" || diag(tr, "long_string") == nil {
+		t.Fatalf("events %d, diagnostics %+v", len(tr.Events), tr.Health.Diagnostics)
+	}
+	short := strings.Repeat("x", maxString)
+	tr = parse(t, strings.ReplaceAll(src, long, short))
+	if len(tr.Events) != 2 || tr.Name(&tr.Events[0]) != short || diag(tr, "long_string") != nil {
+		t.Fatalf("events %d, diagnostics %+v", len(tr.Events), tr.Health.Diagnostics)
 	}
 }
 
