@@ -156,7 +156,7 @@ func findingList(b *strings.Builder, label string, fs []engine.FindingDelta) {
 	}
 	fmt.Fprintf(b, "**%s findings**\n\n", label)
 	for _, f := range fs {
-		fmt.Fprintf(b, "- %s (%s): %s, impact %s → %s\n", mdCode(f.Rule), f.Severity, mdText(f.Title), pctText(f.ImpactBefore), pctText(f.ImpactAfter))
+		fmt.Fprintf(b, "- %s (%s): %s, impact %s → %s\n", mdCode(f.Rule), mdText(string(f.Severity)), mdText(f.Title), pctText(f.ImpactBefore), pctText(f.ImpactAfter))
 	}
 	b.WriteString("\n")
 }
@@ -267,7 +267,7 @@ func DiffText(w io.Writer, d *engine.DiffResult) error {
 			fs    []engine.FindingDelta
 		}{{"resolved", p.Resolved}, {"new", p.New}} {
 			for _, f := range g.fs {
-				fmt.Fprintf(&b, "  %-9s %s (%s) %s -> %s\n", g.label, f.Rule, f.Severity, pctText(f.ImpactBefore), pctText(f.ImpactAfter))
+				fmt.Fprintf(&b, "  %-9s %s (%s) %s -> %s\n", g.label, clean(f.Rule), clean(string(f.Severity)), pctText(f.ImpactBefore), pctText(f.ImpactAfter))
 			}
 		}
 		n := 0
