@@ -27,20 +27,32 @@ type PairDiff struct {
 	Before Input  `json:"before"`
 	After  Input  `json:"after"`
 	Rank   *int64 `json:"rank"`
-	// SpeedUp is mean step time before / after (> 1 is faster); nil
-	// without steps on both sides.
+	// Warnings say why the two sides may not be comparable (another
+	// device, rank, world size or profiler options); reports print them
+	// first.
+	Warnings []string `json:"warnings"`
+	// Steps compares the step times (see StepComparison); nil without
+	// steps on both sides.
+	Steps *StepComparison `json:"step_time"`
+	// SpeedUp is Steps.SpeedUp: median step time before / after, per
+	// sample when the batch sizes differ (> 1 is faster); nil without
+	// steps on both sides.
 	SpeedUp *float64 `json:"speed_up"`
-	// Noise is the relative change below which a difference is noise: the
-	// larger step_time_cv of the two sides (the steps' own spread), at least
+	// Noise is the relative change below which a difference is noise:
+	// exp(Steps.Band) - 1, the robust spread of both runs' steps, at least
 	// MinNoise.
 	Noise float64 `json:"noise"`
-	// NoiseMeasured is false when a side has fewer than 2 steps: the spread
-	// is unknown and MinNoise is assumed.
+	// NoiseMeasured is false when a side has fewer than MinSteps steps:
+	// the spread is unknown and MinNoise is assumed.
 	NoiseMeasured bool           `json:"noise_measured"`
 	Facts         []FactDelta    `json:"facts"`
 	Resolved      []FindingDelta `json:"resolved"`
 	New           []FindingDelta `json:"new"`
 	Unchanged     []FindingDelta `json:"unchanged"`
+	// Kernels and Ops compare the kernel and operator tables by time per
+	// step.
+	Kernels TableDiff `json:"kernels"`
+	Ops     TableDiff `json:"ops"`
 }
 
 // FactDelta is one numeric fact before and after. Abs is after - before;
@@ -118,16 +130,16 @@ func pairTraces(b, a []*TraceResult) ([][2]*TraceResult, []string) {
 }
 
 func diffPair(b, a *TraceResult) PairDiff {
-	p := PairDiff{Before: b.Input, After: a.Input, Rank: a.Rank, Noise: MinNoise,
-		NoiseMeasured: b.Facts.StepsCount >= 2 && a.Facts.StepsCount >= 2}
-	for _, cv := range []*float64{b.Facts.StepTimeCV, a.Facts.StepTimeCV} {
-		if cv != nil {
-			p.Noise = max(p.Noise, *cv)
-		}
+	p := PairDiff{Before: b.Input, After: a.Input, Rank: a.Rank, Noise: MinNoise}
+	p.Warnings = comparability(b, a)
+	if c := compareSteps(b.Facts, a.Facts); c != nil {
+		p.Steps = c
+		p.SpeedUp = ptr(c.SpeedUp)
+		p.Noise = math.Expm1(c.Band)
+		p.NoiseMeasured = c.Measured
 	}
-	if b.Facts.StepTimeUS != nil && a.Facts.StepTimeUS != nil && a.Facts.StepTimeUS.Mean > 0 {
-		p.SpeedUp = ptr(b.Facts.StepTimeUS.Mean / a.Facts.StepTimeUS.Mean)
-	}
+	p.Kernels = diffKernels(b.Facts, a.Facts, p.Noise)
+	p.Ops = diffOps(b.Facts, a.Facts, p.Noise)
 	bv, av := numericFacts(b.Facts), numericFacts(a.Facts)
 	for _, def := range facts.Catalogue {
 		for _, name := range def.Leaves() {
@@ -217,22 +229,38 @@ func delta(f *rules.Finding, before, after float64) FindingDelta {
 // Regression is a fact that got worse by more than the allowed bound.
 type Regression struct {
 	Pair   int     // index into DiffResult.Pairs
-	Fact   string  // fact name (step_time_us.mean for step time)
+	Fact   string  // a fact leaf, or StepTimeGate
 	Change float64 // relative change in the worse direction (0.12 = 12% worse)
 }
+
+// StepTimeGate names the step-time comparison among regressions: the
+// median of the capped step durations (step_time_us.p50), per sample when
+// the batch sizes differ, beyond the noise band of both runs.
+const StepTimeGate = "step_time_us.p50"
 
 func (r Regression) String() string {
 	return fmt.Sprintf("%s regressed %.1f%%", r.Fact, 100*r.Change)
 }
 
-// Regressions lists the facts among names (a fact name, or
-// step_time_us.mean) that got worse by more than bound (relative, 0.1 =
-// 10%) in any pair, ignoring changes within the noise.
+// Regressions lists, per pair, a step-time slowdown (StepTimeGate, always
+// gated) and the facts among names (leaves such as step_time_us.p90 or
+// gpu_idle_ratio) that got worse by more than bound (relative, 0.1 = 10%),
+// ignoring changes within the noise. A name that is not a leaf with a
+// direction (facts.RegressionLeaves) never matches; the CLI refuses it.
 func (d *DiffResult) Regressions(names []string, bound float64) []Regression {
 	var out []Regression
 	for i, p := range d.Pairs {
+		if c := p.Steps; c != nil {
+			if slow := c.RelChange(); -c.LogRatio > c.Band && slow > bound {
+				name := StepTimeGate
+				if c.PerSample {
+					name += " per sample"
+				}
+				out = append(out, Regression{Pair: i, Fact: name, Change: slow})
+			}
+		}
 		for _, fd := range p.Facts {
-			if !contains(names, fd.Name) || fd.Rel == nil || !fd.Worse || fd.Noise {
+			if fd.Name == StepTimeGate || !contains(names, fd.Name) || fd.Rel == nil || !fd.Worse || fd.Noise {
 				continue
 			}
 			if change := math.Abs(*fd.Rel); change > bound {

@@ -7,8 +7,15 @@ import (
 	"github.com/stepdoctor/stepdoctor/rules"
 )
 
-func diffSide(mean, cv, idle float64, rulesFired ...string) *Result {
-	f := &facts.Facts{StepsCount: 5, StepTimeUS: &facts.StepStats{Mean: mean, P50: mean, P90: mean, Max: mean}, StepTimeCV: &cv, GPUIdleRatio: &idle}
+// diffSide is one run whose steps take durs (us).
+func diffSide(durs []float64, idle float64, rulesFired ...string) *Result {
+	f := &facts.Facts{StepsCount: len(durs), GPUIdleRatio: &idle, LastStepDrainUS: ptr(0.0)}
+	var sum float64
+	for _, d := range durs {
+		f.Steps = append(f.Steps, facts.StepBreakdown{DurUS: d})
+		sum += d
+	}
+	f.StepTimeUS = &facts.StepStats{Mean: sum / float64(len(durs)), P50: sum / float64(len(durs))}
 	tr := &TraceResult{Input: Input{Path: "t.json"}, Facts: f}
 	for _, r := range rulesFired {
 		tr.Findings = append(tr.Findings, rules.Finding{Rule: r, Impact: 0.2})
@@ -16,13 +23,22 @@ func diffSide(mean, cv, idle float64, rulesFired ...string) *Result {
 	return &Result{Traces: []*TraceResult{tr}}
 }
 
+// spread returns n durations around mean, deterministic, within ±rel.
+func spread(mean, rel float64, n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = mean * (1 + rel*float64(i%5-2)/2)
+	}
+	return out
+}
+
 func TestDiffSpeedUpNoiseFindings(t *testing.T) {
-	// 200 ms -> 160 ms with 3% spread: a real 1.25x speed-up; idle 0.50 ->
-	// 0.49 is noise (relative 2% < 3%).
-	d := Diff(diffSide(200_000, 0.03, 0.50, "dataloader-bound", "launch-bound"), diffSide(160_000, 0.02, 0.49, "launch-bound", "amp-not-used"))
+	// 200 ms -> 160 ms with steps within ±3%: a real 1.25x speed-up; idle
+	// 0.50 -> 0.499 is noise.
+	d := Diff(diffSide(spread(200_000, 0.03, 10), 0.50, "dataloader-bound", "launch-bound"), diffSide(spread(160_000, 0.02, 10), 0.499, "launch-bound", "amp-not-used"))
 	p := d.Pairs[0]
-	if p.SpeedUp == nil || !near(*p.SpeedUp, 1.25) || !near(p.Noise, 0.03) {
-		t.Fatalf("speed-up %v noise %v", p.SpeedUp, p.Noise)
+	if p.SpeedUp == nil || !near(*p.SpeedUp, 1.25) || p.Steps.Verdict != VerdictFaster || !p.NoiseMeasured {
+		t.Fatalf("speed-up %v noise %v steps %+v", p.SpeedUp, p.Noise, p.Steps)
 	}
 	got := map[string]FactDelta{}
 	for _, fd := range p.Facts {
@@ -32,24 +48,27 @@ func TestDiffSpeedUpNoiseFindings(t *testing.T) {
 		t.Errorf("step time delta %+v", m)
 	}
 	if g := got["gpu_idle_ratio"]; !g.Noise {
-		t.Errorf("idle change of 2%% within 3%% spread must be noise: %+v", g)
+		t.Errorf("idle change of 0.2%% must be noise: %+v", g)
 	}
 	if len(p.Resolved) != 1 || p.Resolved[0].Rule != "dataloader-bound" || len(p.New) != 1 || p.New[0].Rule != "amp-not-used" || len(p.Unchanged) != 1 {
 		t.Errorf("resolved %v new %v unchanged %v", p.Resolved, p.New, p.Unchanged)
 	}
-	// The reverse change is a 25% regression of mean step time.
-	back := Diff(diffSide(160_000, 0.02, 0.49), diffSide(200_000, 0.03, 0.50))
-	regs := back.Regressions([]string{"step_time_us.mean"}, 0.10)
-	if len(regs) != 1 || !near(regs[0].Change, 0.25) {
+	// The reverse change is a 25% regression of the median step time.
+	back := Diff(diffSide(spread(160_000, 0.02, 10), 0.49), diffSide(spread(200_000, 0.03, 10), 0.50))
+	regs := back.Regressions(nil, 0.10)
+	if len(regs) != 1 || regs[0].Fact != StepTimeGate || !near(regs[0].Change, 0.25) {
 		t.Errorf("regressions %v", regs)
 	}
-	if regs := back.Regressions([]string{"step_time_us.mean"}, 0.30); len(regs) != 0 {
+	if regs := back.Regressions(nil, 0.30); len(regs) != 0 {
 		t.Errorf("25%% is within a 30%% bound: %v", regs)
 	}
 	// A slowdown within the noise is not a regression.
-	noisy := Diff(diffSide(200_000, 0.10, 0.5), diffSide(210_000, 0.10, 0.5))
+	noisy := Diff(diffSide(spread(200_000, 0.20, 5), 0.5), diffSide(spread(210_000, 0.20, 5), 0.5))
+	if p := noisy.Pairs[0]; p.Steps.Verdict != VerdictNoise {
+		t.Errorf("5%% slower with ±20%% steps: %+v", p.Steps)
+	}
 	if regs := noisy.Regressions([]string{"step_time_us.mean"}, 0.01); len(regs) != 0 {
-		t.Errorf("5%% slower with 10%% spread is noise: %v", regs)
+		t.Errorf("5%% slower with ±20%% steps is noise: %v", regs)
 	}
 }
 

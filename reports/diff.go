@@ -50,10 +50,15 @@ func diffMarkdown(d *engine.DiffResult, details bool) string {
 			title = fmt.Sprintf("Rank %d", *p.Rank)
 		}
 		fmt.Fprintf(&b, "## %s\n\n%s → %s\n\n", title, mdText(p.Before.Path), mdText(p.After.Path))
-		b.WriteString("**" + speedLine(p) + "**\n\n")
+		for _, w := range p.Warnings {
+			fmt.Fprintf(&b, "> **Warning:** %s\n\n", mdText(w))
+		}
+		b.WriteString("**" + mdText(StepVerdictLine(p)) + "**\n\n")
 		findingList(&b, "Resolved", p.Resolved)
 		findingList(&b, "New", p.New)
 		findingList(&b, "Unchanged", p.Unchanged)
+		tableDiffMarkdown(&b, "Kernels", "total time per step", p.Kernels)
+		tableDiffMarkdown(&b, "Operators", "self CPU time per step", p.Ops)
 		var real, noise []engine.FactDelta
 		for _, fd := range p.Facts {
 			switch {
@@ -105,26 +110,44 @@ func cmpRel(fd engine.FactDelta) int {
 	return int(math.Abs(*fd.Rel) * 1000)
 }
 
-func speedLine(p engine.PairDiff) string {
-	for _, fd := range p.Facts {
-		if fd.Name != "step_time_us.mean" || fd.Before == nil || fd.After == nil {
-			continue
-		}
-		verdict := "within noise"
-		switch {
-		case fd.Noise:
-		case p.SpeedUp != nil && *p.SpeedUp > 1:
-			verdict = fmt.Sprintf("%.2fx faster", *p.SpeedUp)
-		case p.SpeedUp != nil:
-			verdict = fmt.Sprintf("%.2fx slower", 1 / *p.SpeedUp)
-		}
-		noise := fmt.Sprintf("noise ±%.1f%%", 100*p.Noise)
-		if !p.NoiseMeasured {
-			noise = fmt.Sprintf("noise unknown with fewer than 2 steps; ±%.1f%% assumed", 100*p.Noise)
-		}
-		return fmt.Sprintf("Mean step time %s → %s: %s (%s)", diffValue(fd.Before, "us"), diffValue(fd.After, "us"), verdict, noise)
+// StepVerdictLine is the one-line step-time verdict of a pair: the medians
+// (per sample when the batch sizes differ), the steps each side had, the
+// trimmed means, and faster, slower, within noise or too few steps to
+// judge, with the noise band.
+func StepVerdictLine(p engine.PairDiff) string {
+	c := p.Steps
+	if c == nil {
+		return "No step time on both sides (profile with a schedule and prof.step())"
 	}
-	return "No step time on both sides (profile with a schedule and prof.step())"
+	us := func(v float64) string { return diffValue(&v, "us") }
+	label, x, y := "Median step time", c.Before.MedianUS, c.After.MedianUS
+	var parts []string
+	switch {
+	case c.PerSample:
+		label, x, y = "Median time per sample", *c.Before.PerSampleUS, *c.After.PerSampleUS
+		parts = append(parts, fmt.Sprintf("batch %d → %d, compared per sample", *c.Before.BatchSize, *c.After.BatchSize),
+			fmt.Sprintf("median step %s → %s", us(c.Before.MedianUS), us(c.After.MedianUS)))
+	case c.Before.BatchSize != nil && c.After.BatchSize != nil:
+		parts = append(parts, fmt.Sprintf("batch %d", *c.After.BatchSize))
+	}
+	parts = append(parts, fmt.Sprintf("%d → %d steps", c.Before.Steps, c.After.Steps),
+		fmt.Sprintf("trimmed mean %s → %s", us(c.Before.TrimmedMeanUS), us(c.After.TrimmedMeanUS)))
+	head := fmt.Sprintf("%s %s → %s (%s)", label, us(x), us(y), strings.Join(parts, "; "))
+	change := fmt.Sprintf("%.2fx faster", c.Factor())
+	if c.LogRatio < 0 {
+		change = fmt.Sprintf("%.2fx slower", c.Factor())
+	}
+	noise := fmt.Sprintf("noise ±%.1f%%", 100*p.Noise)
+	var verdict string
+	switch c.Verdict {
+	case engine.VerdictFaster, engine.VerdictSlower:
+		verdict = fmt.Sprintf("%s (%s)", change, noise)
+	case engine.VerdictNoise:
+		verdict = fmt.Sprintf("within noise (%s; medians %s)", noise, change)
+	default:
+		verdict = fmt.Sprintf("too few steps to judge (at least %d each; medians %s; noise unknown, ±%.1f%% assumed)", engine.MinSteps, change, 100*p.Noise)
+	}
+	return head + ": " + verdict
 }
 
 func findingList(b *strings.Builder, label string, fs []engine.FindingDelta) {
@@ -133,7 +156,7 @@ func findingList(b *strings.Builder, label string, fs []engine.FindingDelta) {
 	}
 	fmt.Fprintf(b, "**%s findings**\n\n", label)
 	for _, f := range fs {
-		fmt.Fprintf(b, "- %s (%s): %s, impact %s → %s\n", mdCode(f.Rule), f.Severity, mdText(f.Title), pctText(f.ImpactBefore), pctText(f.ImpactAfter))
+		fmt.Fprintf(b, "- %s (%s): %s, impact %s → %s\n", mdCode(f.Rule), mdText(string(f.Severity)), mdText(f.Title), pctText(f.ImpactBefore), pctText(f.ImpactAfter))
 	}
 	b.WriteString("\n")
 }
@@ -234,13 +257,17 @@ func DiffText(w io.Writer, d *engine.DiffResult) error {
 		if p.Rank != nil {
 			fmt.Fprintf(&b, "rank %d: ", *p.Rank)
 		}
-		fmt.Fprintf(&b, "%s -> %s\n  %s\n", clean(p.Before.Path), clean(p.After.Path), speedLine(p))
+		fmt.Fprintf(&b, "%s -> %s\n", clean(p.Before.Path), clean(p.After.Path))
+		for _, w := range p.Warnings {
+			fmt.Fprintf(&b, "  warning: %s\n", clean(w))
+		}
+		fmt.Fprintf(&b, "  %s\n", StepVerdictLine(p))
 		for _, g := range []struct {
 			label string
 			fs    []engine.FindingDelta
 		}{{"resolved", p.Resolved}, {"new", p.New}} {
 			for _, f := range g.fs {
-				fmt.Fprintf(&b, "  %-9s %s (%s) %s -> %s\n", g.label, f.Rule, f.Severity, pctText(f.ImpactBefore), pctText(f.ImpactAfter))
+				fmt.Fprintf(&b, "  %-9s %s (%s) %s -> %s\n", g.label, clean(f.Rule), clean(string(f.Severity)), pctText(f.ImpactBefore), pctText(f.ImpactAfter))
 			}
 		}
 		n := 0
@@ -250,9 +277,69 @@ func DiffText(w io.Writer, d *engine.DiffResult) error {
 			}
 		}
 		fmt.Fprintf(&b, "  %d facts changed beyond the noise, %d findings unchanged\n", n, len(p.Unchanged))
+		tableDiffText(&b, "kernels", p.Kernels)
+		tableDiffText(&b, "ops", p.Ops)
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("render diff: %w", err)
 	}
 	return nil
+}
+
+// tableDiffMarkdown lists a kernel or operator table diff: one table with
+// a row per name, grouped as added, removed, slower, faster.
+func tableDiffMarkdown(b *strings.Builder, title, metric string, d engine.TableDiff) {
+	groups := tableGroups(d)
+	if len(groups) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "**%s** (%s, top %d of each change)\n\n", title, metric, engine.DiffTopN)
+	b.WriteString("| change | name | before | after | delta |\n|---|---|---:|---:|---:|\n")
+	for _, g := range groups {
+		for _, td := range g.rows {
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", g.label+outOfTop(td), mdText(shorten(td.Name, 120)), diffValue(td.BeforeUS, "us"), diffValue(td.AfterUS, "us"), signedUS(td.DeltaUS))
+		}
+	}
+	b.WriteString("\n")
+}
+
+// tableDiffText prints a kernel or operator table diff, one name a line.
+func tableDiffText(b *strings.Builder, what string, d engine.TableDiff) {
+	for _, g := range tableGroups(d) {
+		for _, td := range g.rows {
+			fmt.Fprintf(b, "  %s %-7s %s %s -> %s (%s)%s\n", what, g.label, clean(shorten(td.Name, 80)), diffValue(td.BeforeUS, "us"), diffValue(td.AfterUS, "us"), signedUS(td.DeltaUS), outOfTop(td))
+		}
+	}
+}
+
+type tableGroup struct {
+	label string
+	rows  []engine.TimeDelta
+}
+
+func tableGroups(d engine.TableDiff) []tableGroup {
+	var out []tableGroup
+	for _, g := range []tableGroup{{"added", d.Added}, {"removed", d.Removed}, {"slower", d.Slower}, {"faster", d.Faster}} {
+		if len(g.rows) > 0 {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// outOfTop notes an added or removed name that the other side may list
+// below its top rows.
+func outOfTop(td engine.TimeDelta) string {
+	if !td.OutOfTop {
+		return ""
+	}
+	return fmt.Sprintf(" (other side lists only its top %d)", facts.TopRows)
+}
+
+func signedUS(v float64) string {
+	if v >= 0 {
+		return "+" + diffValue(&v, "us")
+	}
+	a := -v
+	return "-" + diffValue(&a, "us")
 }

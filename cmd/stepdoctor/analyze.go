@@ -41,7 +41,12 @@ derives facts (GPU idle ratio, launch density, memcpy, host syncs, DataLoader sh
 evaluates the rules and prints ranked recommendations. With -o FILE it writes a report
 whose format follows the extension (` + reports.ExtensionNames(reports.ForAnalyze) + `); --format overrides it.
 
-Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error.`,
+With --baseline OLD the median step time (of the capped steps, per sample when the batch
+sizes differ) is compared with OLD's beyond the noise band of both runs, and so is each
+--regression-fact (a leaf that diff prints, such as step_time_us.p90 or gpu_idle_ratio).
+
+Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error;
+3 a regression over --max-regression against --baseline.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fl.maxRegressionSet = cmd.Flags().Changed("max-regression")
@@ -50,9 +55,9 @@ Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error.`,
 	}
 	c.Flags().StringVarP(&fl.out, "output", "o", "", "write the report to `FILE` (format from the extension: "+reports.ExtensionNames(reports.ForAnalyze)+")")
 	c.Flags().StringVar(&fl.format, "format", "", "report format: "+reports.FormatNames(reports.ForAnalyze)+" (overrides the -o extension)")
-	c.Flags().StringVar(&fl.baseline, "baseline", "", "compare with the traces or facts file at `OLD`; with --max-regression, exit 1 on a regression")
-	c.Flags().StringVar(&fl.maxRegression, "max-regression", "10%", "with --baseline: the largest allowed slowdown of mean step time (and of each --regression-fact), e.g. 10% or 0.1; changes within the steps' own spread are noise")
-	c.Flags().StringArrayVar(&fl.regressionFact, "regression-fact", nil, "with --baseline: also gate on this fact getting worse (repeatable), e.g. gpu_idle_ratio")
+	c.Flags().StringVar(&fl.baseline, "baseline", "", "compare with the traces or facts file at `OLD`; exit 3 when the median step time or a --regression-fact regressed beyond --max-regression")
+	c.Flags().StringVar(&fl.maxRegression, "max-regression", "10%", "with --baseline: the largest allowed slowdown of the median step time (and of each --regression-fact), e.g. 10% or 0.1; changes within both runs' noise band are not regressions")
+	c.Flags().StringArrayVar(&fl.regressionFact, "regression-fact", nil, "with --baseline: also gate on this fact leaf getting worse (repeatable), e.g. gpu_idle_ratio or step_time_us.p90; facts without a direction are refused")
 	c.Flags().StringVar(&fl.failOn, "fail-on", "", "exit 1 when a finding has this severity or higher: high, medium, low or info")
 	c.Flags().StringArrayVar(&fl.ruleDirs, "rules", nil, "load team rules (*.rego, *.yaml) from `DIR` as well (repeatable)")
 	addConfigFlag(c, &fl.config)
@@ -233,8 +238,14 @@ func (p *progressBar) done() {
 	}
 }
 
-// checkBaseline compares the analysis with --baseline and fails (exit 1)
-// when mean step time or a --regression-fact got worse than the bound.
+// exitRegression is the exit code of a regression against --baseline,
+// distinct from 1 (a finding at or above --fail-on) so CI can tell them
+// apart.
+const exitRegression = 3
+
+// checkBaseline compares the analysis with --baseline and fails (exit 3)
+// when the median step time or a --regression-fact got worse than the
+// bound.
 func checkBaseline(ctx context.Context, fl analyzeFlags, baseOpts engine.Options, res *engine.Result, stderr io.Writer) error {
 	bound, err := parseBound(fl.maxRegression)
 	if err != nil {
@@ -248,7 +259,7 @@ func checkBaseline(ctx context.Context, fl analyzeFlags, baseOpts engine.Options
 	if len(d.Pairs) == 0 {
 		return &exitError{2, fmt.Errorf("compare with baseline %s: no trace pairs up (%s)", fl.baseline, strings.Join(d.Unpaired, "; "))}
 	}
-	names := append([]string{"step_time_us.mean"}, fl.regressionFact...)
+	names := fl.regressionFact
 	for _, n := range fl.regressionFact {
 		if def, ok := facts.LookupLeaf(n); !ok || def.Direction == facts.Neutral {
 			return &exitError{2, fmt.Errorf("parse --regression-fact: %q is not a fact that can regress; one of: %s", n, strings.Join(facts.RegressionLeaves(), ", "))}
@@ -259,7 +270,7 @@ func checkBaseline(ctx context.Context, fl analyzeFlags, baseOpts engine.Options
 	}
 	for _, p := range d.Pairs {
 		if p.SpeedUp == nil {
-			return &exitError{2, fmt.Errorf("compare with baseline %s: %s or %s has no ProfilerStep spans, so mean step time cannot be compared; profile both with a schedule and prof.step()", fl.baseline, p.Before.Path, p.After.Path)}
+			return &exitError{2, fmt.Errorf("compare with baseline %s: %s or %s has no ProfilerStep spans, so step time cannot be compared; profile both with a schedule and prof.step()", fl.baseline, p.Before.Path, p.After.Path)}
 		}
 	}
 	regs := d.Regressions(names, bound)
@@ -271,17 +282,16 @@ func checkBaseline(ctx context.Context, fl analyzeFlags, baseOpts engine.Options
 		for _, r := range regs {
 			parts = append(parts, fmt.Sprintf("%s: %s", d.Pairs[r.Pair].After.Path, r))
 		}
-		return &exitError{1, fmt.Errorf("regression over %s against %s: %s", fl.maxRegression, fl.baseline, strings.Join(parts, "; "))}
+		return &exitError{exitRegression, fmt.Errorf("regression over %s against %s: %s", fl.maxRegression, fl.baseline, strings.Join(parts, "; "))}
 	}
 	return nil
 }
 
 func baselineLine(p engine.PairDiff) string {
-	if p.SpeedUp == nil {
-		return "no step time on both sides"
+	var b strings.Builder
+	for _, w := range p.Warnings {
+		fmt.Fprintf(&b, "warning: %s; ", w)
 	}
-	if !p.NoiseMeasured {
-		return fmt.Sprintf("mean step time %.2fx of the baseline speed (noise unknown with fewer than 2 steps; ±%.1f%% assumed)", *p.SpeedUp, 100*p.Noise)
-	}
-	return fmt.Sprintf("mean step time %.2fx of the baseline speed (noise ±%.1f%%)", *p.SpeedUp, 100*p.Noise)
+	b.WriteString(reports.StepVerdictLine(p))
+	return b.String()
 }

@@ -1,7 +1,8 @@
 // Command stepdoctor is a rule-based bottleneck advisor for PyTorch
 // profiler traces. main only wires flags to engine options and renderers.
 //
-// Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error.
+// Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input
+// error; 3 a regression against --baseline (analyze).
 package main
 
 import (

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stepdoctor/stepdoctor/engine/facts"
 	"github.com/stepdoctor/stepdoctor/engine/facts/factstest"
 )
 
@@ -152,9 +153,10 @@ func TestDiffAndBaseline(t *testing.T) {
 			t.Errorf("diff --format %s: exit %d %s", f, code, stderr)
 		}
 	}
-	// Current run slower than the baseline by 175%: exit 1 naming the fact.
+	// Current run slower than the baseline by 175%: exit 3 (a regression,
+	// not a finding) naming the median step time.
 	code, _, stderr = runCLI(t, "analyze", "--baseline", fast, "--max-regression", "10%", slow)
-	if code != 1 || !strings.Contains(stderr, "step_time_us.mean regressed 175.1%") {
+	if code != 3 || !strings.Contains(stderr, "step_time_us.p50 regressed 175.1%") || !strings.Contains(stderr, "5 → 5 steps") {
 		t.Errorf("regression: exit %d %s", code, stderr)
 	}
 	if code, _, stderr := runCLI(t, "analyze", "--baseline", slow, "--max-regression", "10%", fast); code != 0 {
@@ -163,7 +165,7 @@ func TestDiffAndBaseline(t *testing.T) {
 	if code, _, _ := runCLI(t, "analyze", "--baseline", fast, "--max-regression", "200%", slow); code != 0 {
 		t.Errorf("175%% is within a 200%% bound: exit %d", code)
 	}
-	if code, _, stderr := runCLI(t, "analyze", "--baseline", fast, "--regression-fact", "gpu_idle_ratio", "--max-regression", "5%", slow); code != 1 || !strings.Contains(stderr, "gpu_idle_ratio") {
+	if code, _, stderr := runCLI(t, "analyze", "--baseline", fast, "--regression-fact", "gpu_idle_ratio", "--max-regression", "5%", slow); code != 3 || !strings.Contains(stderr, "gpu_idle_ratio") {
 		t.Errorf("fact regression: exit %d %s", code, stderr)
 	}
 	if code, _, _ := runCLI(t, "analyze", "--baseline", fast, "--regression-fact", "nope", slow); code != 2 {
@@ -179,11 +181,38 @@ func TestDiffAndBaseline(t *testing.T) {
 	if code, _, stderr := runCLI(t, "analyze", "--baseline", slow, "--regression-fact", "step_time_us.p90", "--max-regression", "10%", slow); code != 0 {
 		t.Errorf("step_time_us.p90 against itself: exit %d %s", code, stderr)
 	}
-	if code, _, stderr := runCLI(t, "analyze", "--baseline", fast, "--regression-fact", "step_time_us.p90", "--max-regression", "10%", slow); code != 1 || !strings.Contains(stderr, "step_time_us.p90 regressed") {
+	if code, _, stderr := runCLI(t, "analyze", "--baseline", fast, "--regression-fact", "step_time_us.p90", "--max-regression", "10%", slow); code != 3 || !strings.Contains(stderr, "step_time_us.p90 regressed") {
 		t.Errorf("step_time_us.p90 regression: exit %d %s", code, stderr)
 	}
 	if code, _, _ := runCLI(t, "analyze", "--baseline", fast, "--max-regression", "ten", slow); code != 2 {
 		t.Errorf("bad bound: exit %d", code)
+	}
+}
+
+// TestRegressionExitCodes: a regression exits 3 and a finding at or above
+// --fail-on exits 1, so CI can tell them apart; the regression wins when
+// both happen. Every name --regression-fact lists is accepted.
+func TestRegressionExitCodes(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "traces")
+	slow, fast := filepath.Join(dir, "dataloader_bound.pt.trace.json"), filepath.Join(dir, "healthy.pt.trace.json")
+	if code, _, stderr := runCLI(t, "analyze", "--baseline", slow, "--fail-on", "high", slow); code != 1 {
+		t.Errorf("finding without regression: exit %d %s, want 1", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "analyze", "--baseline", fast, "--fail-on", "high", slow); code != 3 {
+		t.Errorf("regression and finding: exit %d %s, want 3", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "analyze", "--baseline", fast, slow); code != 3 || !strings.Contains(stderr, "regression over 10%") {
+		t.Errorf("regression at the default bound: exit %d %s, want 3", code, stderr)
+	}
+	args := []string{"analyze", "--baseline", slow}
+	for _, leaf := range facts.RegressionLeaves() {
+		args = append(args, "--regression-fact", leaf)
+	}
+	if code, _, stderr := runCLI(t, append(args, slow)...); code != 0 {
+		t.Errorf("every listed --regression-fact against itself: exit %d %s", code, stderr)
+	}
+	if code, out, stderr := runCLI(t, "analyze", "--help"); code != 0 || !strings.Contains(out+stderr, "3 a regression over --max-regression") {
+		t.Errorf("help does not document exit 3: exit %d %s%s", code, out, stderr)
 	}
 }
 
@@ -199,8 +228,8 @@ func TestBaselineUsage(t *testing.T) {
 			t.Errorf("%v: exit %d (%s), want 2", args, code, stderr)
 		}
 	}
-	if code, _, _ := runCLI(t, "analyze", "--baseline", fast, "--max-regression", "0.1", slow); code != 1 {
-		t.Errorf("a fraction bound: exit %d, want 1", code)
+	if code, _, _ := runCLI(t, "analyze", "--baseline", fast, "--max-regression", "0.1", slow); code != 3 {
+		t.Errorf("a fraction bound: exit %d, want 3", code)
 	}
 	// A baseline without steps cannot gate step time.
 	nosteps := filepath.Join(t.TempDir(), "nosteps.json")

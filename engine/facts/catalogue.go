@@ -235,6 +235,7 @@ var Catalogue = []Def{
 	{Name: "last_step_drain_us", Unit: UnitUS, Definition: "GPU queue drain cut from the last step's duration for the step statistics: its GPU tail (end past its CPU end) beyond the largest tail of the other steps; 0 with one step; W keeps the drain", Source: srcDesign, Needs: []Need{NeedSteps}, Direction: LowerBetter},
 	{Name: "gpu_busy_ratio", Unit: UnitRatio, Definition: "|union of primary-device kernel, memcpy and memset intervals clipped to W| / |W|", Source: srcDesign, Needs: []Need{NeedGPU}, Direction: HigherBetter},
 	{Name: "gpu_idle_ratio", Unit: UnitRatio, Definition: "1 - gpu_busy_ratio", Source: srcDesign, Needs: []Need{NeedGPU}, Direction: LowerBetter},
+	{Name: "batch_size", Unit: UnitCount, Definition: "samples per step: the leading dimension of the first tensor input (Input Dims) of the first aten operator on the step's thread after its DataLoader fetch, the value most steps agree on; diff compares time per sample when it differs", Source: srcHere, Needs: []Need{NeedSteps, NeedShapes}},
 	{Name: "kernel_count", Unit: UnitCount, Definition: "primary-device kernels starting in W", Source: srcDesign, Needs: []Need{NeedGPU}, Direction: LowerBetter},
 	{Name: "kernels_per_step", Unit: UnitPerStep, Definition: "kernel_count / steps_count", Source: srcDesign, Needs: []Need{NeedGPU, NeedSteps}, Direction: LowerBetter},
 	{Name: "kernel_launches_per_ms", Unit: UnitPerMS, Definition: "kernel_count per millisecond of W (launch density)", Source: srcDesign, Needs: []Need{NeedGPU}},

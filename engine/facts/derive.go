@@ -108,6 +108,7 @@ func Derive(t *trace.Trace, cfg Config) *Facts {
 	d.primaryDevice()
 	d.otherAccelerator()
 	d.steps()
+	d.batchSize()
 	d.gpu()
 	d.host()
 	d.oneOffCalls()

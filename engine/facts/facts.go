@@ -75,6 +75,11 @@ type Facts struct {
 	LastStepDrainUS *float64 `json:"last_step_drain_us" expr:"last_step_drain_us"`
 	GPUBusyRatio    *float64 `json:"gpu_busy_ratio" expr:"gpu_busy_ratio"`
 	GPUIdleRatio    *float64 `json:"gpu_idle_ratio" expr:"gpu_idle_ratio"`
+	// BatchSize is the samples per step: the leading dimension of the
+	// first tensor input of the step's first operator after its DataLoader
+	// fetch (record_shapes), the value most steps agree on. Nil without
+	// steps or shapes.
+	BatchSize *int64 `json:"batch_size" expr:"batch_size"`
 
 	// Kernels of the primary device starting in W.
 	KernelCount            *int64   `json:"kernel_count" expr:"kernel_count"`

@@ -224,6 +224,10 @@ func (p *parser) args(ev *Event) error {
 			flag, dst32 = HasDeviceID, &ev.Device
 		case "Input Dims", "Input dims":
 			p.t.RecordShapes = true
+			if err := p.inputDims(ev); err != nil {
+				return err
+			}
+			continue
 		case "Input type":
 			if err := p.dtype(ev); err != nil {
 				return err
@@ -469,5 +473,31 @@ func (p *parser) dtype(ev *Event) error {
 			ev.DType = p.str(b, off)
 		}
 		return nil
+	})
+}
+
+// inputDims reads args["Input Dims"], a list of shapes ([[32, 3, 224,
+// 224], [], ...]), keeping the leading dimension of the first non-empty
+// shape in ev.LeadDim.
+func (p *parser) inputDims(ev *Event) error {
+	lx := p.lx
+	return p.items(func(c byte) error {
+		if c != '[' || ev.Has&HasLeadDim != 0 {
+			return lx.skipValue()
+		}
+		return p.items(func(c byte) error {
+			if ev.Has&HasLeadDim != 0 || (c != '-' && (c < '0' || c > '9')) {
+				return lx.skipValue()
+			}
+			b, err := lx.number()
+			if err != nil {
+				return err
+			}
+			if v, ok := parseInt(b); ok && v == int64(int32(v)) {
+				ev.LeadDim = int32(v)
+				ev.Has |= HasLeadDim
+			}
+			return nil
+		})
 	})
 }

@@ -89,6 +89,7 @@ const (
 	HasBytes
 	HasTotalAllocated
 	HasDeviceID
+	HasLeadDim
 )
 
 // Event is one kept trace event: complete events (X, and B/E pairs joined),
@@ -105,6 +106,10 @@ type Event struct {
 	Ph      byte
 	Has     uint16
 	Index   int32 // position among the file's events, in file order
+	// LeadDim is the leading dimension of the first non-empty tensor shape
+	// in args["Input Dims"] (record_shapes): the batch dimension of a
+	// model's input. Set when Has&HasLeadDim.
+	LeadDim int32
 
 	Correlation    int64 // args.correlation (CUDA/HIP correlation id)
 	ExternalID     int64 // args["External id"] (also "external id")
