@@ -37,7 +37,7 @@
 #   the host: results of `.item()`, `.tolist()`, `.numpy()` and `.cpu()`, and
 #   `range` loop indices. One finding per step loop, at its first sync; the
 #   others, and the blocking copies that gain nothing while the loop syncs, are
-#   named in the message (a sync an ignore comment accepts does not count).
+#   named in the message; an ignore comment on that first sync silences the loop's finding.
 #   Scripts that never use a GPU (no `.cuda()`,
 #   `torch.cuda.*`, `torch.accelerator.*`, `"cuda"` device, DDP / FSDP, accelerate
 #   or Lightning) are not reported.
@@ -67,7 +67,7 @@ params := data.stepdoctor.params["host-sync-in-loop"]
 
 finding contains f if {
 	slib.uses_gpu(input.features)
-	syncs := {s | some s in slib.step_syncs(input.calls, input.conditions); not accepted(s)}
+	syncs := slib.step_syncs(input.calls, input.conditions)
 	some x in syncs
 	slib.first_of(x, syncs)
 	others := sort({y.line | some y in syncs; y.loop == x.loop; y != x})
@@ -77,21 +77,6 @@ finding contains f if {
 		"impact": params.impact,
 		"location": x.location,
 	}
-}
-
-# accepted holds for a sync an ignore comment accepts (on its line, or
-# alone on the line above): the loop's finding then goes to the next one.
-accepted(s) if {
-	some ig in input.ignores
-	"host-sync-in-loop" in ig.rules
-	ig.line == s.line
-}
-
-accepted(s) if {
-	some ig in input.ignores
-	"host-sync-in-loop" in ig.rules
-	ig.standalone
-	ig.line == s.line - 1
 }
 
 also(others) := "" if count(others) == 0
