@@ -138,7 +138,7 @@ func TestSARIFSchemaRejects(t *testing.T) {
 // TestSARIFFingerprintsSurviveLineShifts: inserting lines above a finding
 // keeps its fingerprint.
 func TestSARIFFingerprintsSurviveLineShifts(t *testing.T) {
-	src := "import torch\nfor x, y in loader:\n    loss = model(x)\n    loss.backward()\n    v = loss.item()\n"
+	src := "import torch\nfor x, y in loader:\n    loss = model(x)\n    loss.backward()\n    v = loss.item()\nmodel.cuda()\n"
 	fp := func(src string) map[string]bool {
 		dir := t.TempDir()
 		p := filepath.Join(dir, "train.py")

@@ -101,7 +101,18 @@ type Call struct {
 	// tensors by a stricter guess than TensorArgs (see Condition.Tensors):
 	// the x of float(x) / int(x) / bool(x).
 	Tensors []string `json:"tensors"`
-	Text    string   `json:"text"` // source text, cut to 80 characters
+	// OnModule is true when the receiver of a method call is an
+	// nn.Module, not a tensor: a name assigned from a torch.nn.* or
+	// torchvision.models.* constructor or from a class of this file that
+	// subclasses a Module, a name like model / net / generator, or a
+	// receiver whose result goes on to .train(), .eval() or .parameters().
+	OnModule bool `json:"on_module"`
+	// FrameworkDevice is true for x.to(<fw>.device) where <fw> is an
+	// accelerate Accelerator or a Lightning Fabric whose prepare() /
+	// setup_dataloaders() the script calls: the prepared DataLoader already
+	// places batches on the device, so the copy is a no-op.
+	FrameworkDevice bool   `json:"framework_device"`
+	Text            string `json:"text"` // source text, cut to 80 characters
 	Pos
 }
 
@@ -149,6 +160,11 @@ type Loop struct {
 	// Step is true for a training or evaluation step loop: OverLoader or
 	// Trains.
 	Step bool `json:"step"`
+	// CallsModel is true when the body calls a model (a callee or
+	// receiver named like model / net / decoder, or self(...)) outside
+	// nested loops and functions: in a loop that is not a step loop, this
+	// is autoregressive decoding.
+	CallsModel bool `json:"calls_model"`
 	// Parent is the index of the enclosing loop, -1 when none.
 	Parent int `json:"parent"`
 	Pos
@@ -167,6 +183,25 @@ type DataLoader struct {
 	// KwargsSplat is true when **kwargs is passed: absent arguments may
 	// be set there.
 	KwargsSplat bool `json:"kwargs_splat"`
+	// InMemory names why the dataset is already in memory, so that
+	// worker processes would only slice tensors: "TensorDataset", "a
+	// tokenized dataset" (a datasets .map() result, or built from a
+	// tokenizer), "a synthetic random dataset" (a class named Random...),
+	// "a demo dataset held in memory" (lightning's WikiText2), "a class
+	// whose __getitem__ returns self.<x>[i]"; "" otherwise.
+	InMemory string `json:"in_memory"`
+	// Eval is true for an evaluation loader: assigned to a name, or built
+	// in a function named with val / eval / test / predict (and not
+	// train).
+	Eval bool `json:"eval"`
+	// OneBatch is true when the loader is built to draw one batch,
+	// next(iter(DataLoader(...))), as for a visualisation.
+	OneBatch bool `json:"one_batch"`
+	// LiveSource is true when the dataset is an IterableDataset of this
+	// file fed from state the training process mutates (a replay buffer,
+	// an environment rollout method: self.<attr>): worker processes would
+	// sample stale copies of it.
+	LiveSource bool `json:"live_source"`
 	Pos
 }
 
@@ -221,6 +256,18 @@ type Features struct {
 	DDP            []Use `json:"ddp"`             // torch.nn.parallel.DistributedDataParallel, FSDP
 	Conv           []Use `json:"conv"`            // torch.nn.Conv1d/2d/3d, torchvision.models.*
 	CUDA           []Use `json:"cuda"`            // .cuda(), torch.cuda.*(...), "cuda" devices
+	// Frameworks are accelerate Accelerator / PartialState and Lightning
+	// Fabric / Trainer constructions: they pick the GPU themselves.
+	Frameworks []Use `json:"frameworks"`
+	// Accelerator are torch.accelerator.* calls (is_available,
+	// current_accelerator, ...): the script runs on whatever accelerator
+	// is present.
+	Accelerator []Use `json:"accelerator"`
+	// MixedPrecision is where reduced precision comes from other than
+	// autocast: Accelerator(mixed_precision=...), Fabric(precision=...),
+	// Trainer(precision=...) (not "32" / "64"), and a model cast to
+	// bfloat16 / float16 (.half(), .bfloat16(), .to(dtype=torch.bfloat16)).
+	MixedPrecision []Use `json:"mixed_precision"`
 }
 
 // Ignore is one `# stepdoctor: ignore[rule-id, ...] reason` comment.

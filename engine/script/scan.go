@@ -54,8 +54,14 @@ func Scan(file string, src []byte) (*Facts, error) {
 		optims:  map[string]bool{},
 		profs:   map[string]int{},
 		iters:   map[string]bool{},
+		assigns: map[string]*sitter.Node{},
+		classes: map[string]*classInfo{},
+		modules: map[string]bool{},
+		fws:     map[string]bool{},
+		prepped: map[string]bool{},
 	}
 	root := tree.RootNode()
+	s.classDefs(root)
 	s.prepass(root)
 	s.functions(root)
 	s.walk(root, ctx{loop: -1, stepLoop: -1, profiler: -1})
@@ -75,6 +81,7 @@ func newFacts(file string, src []byte) *Facts {
 		Features: Features{
 			Autocast: []Use{}, GradScaler: []Use{}, CudnnBenchmark: []Use{}, Compile: []Use{},
 			JitScript: []Use{}, DataParallel: []Use{}, DDP: []Use{}, Conv: []Use{}, CUDA: []Use{},
+			Frameworks: []Use{}, MixedPrecision: []Use{}, Accelerator: []Use{},
 		},
 	}
 }
@@ -82,11 +89,16 @@ func newFacts(file string, src []byte) *Facts {
 type scanner struct {
 	src     []byte
 	f       *Facts
-	imports map[string]string // local name -> canonical dotted name
-	loaders map[string]bool   // names assigned from DataLoader(...)
-	optims  map[string]bool   // names assigned from torch.optim.* or GradScaler
-	profs   map[string]int    // profiler var -> index in f.Profilers
-	iters   map[string]bool   // names assigned from iter(<loader>)
+	imports map[string]string       // local name -> canonical dotted name
+	loaders map[string]bool         // names assigned from DataLoader(...)
+	optims  map[string]bool         // names assigned from torch.optim.* or GradScaler
+	profs   map[string]int          // profiler var -> index in f.Profilers
+	iters   map[string]bool         // names assigned from iter(<loader>)
+	assigns map[string]*sitter.Node // plain name -> the value last assigned to it
+	classes map[string]*classInfo   // classes defined in the script
+	modules map[string]bool         // names assigned from nn.Module constructors
+	fws     map[string]bool         // names assigned from Accelerator(...) / Fabric(...)
+	prepped map[string]bool         // framework names whose prepare() / setup_dataloaders() is called
 	// tensors holds, per step loop index, the names assigned from calls
 	// (or bound as loop targets) in it.
 	tensors map[int]map[string]bool
@@ -209,8 +221,17 @@ func (s *scanner) prepass(n *sitter.Node) {
 			})
 		}
 	case "assignment":
+		if l, r := n.ChildByFieldName("left"), n.ChildByFieldName("right"); l != nil && r != nil {
+			s.bind(l, r)
+		}
 		if l, r := n.ChildByFieldName("left"), n.ChildByFieldName("right"); l != nil && r != nil && r.Kind() == "call" {
 			name := s.calleeName(r)
+			if s.isModuleCtor(name) {
+				s.modules[s.lastName(l)] = true
+			}
+			if isFramework(name) {
+				s.fws[s.lastName(l)] = true
+			}
 			switch {
 			case isLoader(name):
 				s.loaders[s.lastName(l)] = true
@@ -220,6 +241,12 @@ func (s *scanner) prepass(n *sitter.Node) {
 				if al := r.ChildByFieldName("arguments"); al != nil && al.NamedChildCount() > 0 && s.overLoader(al.NamedChild(0)) {
 					s.iters[s.lastName(l)] = true
 				}
+			}
+		}
+	case "call":
+		if name := s.calleeName(n); name == ".prepare" || name == ".setup_dataloaders" {
+			if r := s.receiver(n); r != nil {
+				s.prepped[s.lastName(r)] = true
 			}
 		}
 	case "ERROR":
@@ -537,6 +564,14 @@ func (s *scanner) assignedName(n *sitter.Node) string {
 	return ""
 }
 
+func isConcat(name string) bool {
+	switch name {
+	case "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack":
+		return true
+	}
+	return false
+}
+
 func isLoader(name string) bool {
 	return name == "torch.utils.data.DataLoader" || name == "torch.utils.data.dataloader.DataLoader" ||
 		strings.HasSuffix(name, ".DataLoader") || name == "DataLoader"
@@ -682,6 +717,11 @@ func (s *scanner) loopTargets(loop *sitter.Node, set map[string]bool) {
 	if l == nil {
 		return
 	}
+	if r := loop.ChildByFieldName("right"); r != nil && r.Kind() == "call" {
+		if name := s.calleeName(r); name == "range" || name == "trange" || strings.HasSuffix(name, ".trange") {
+			return // Python ints
+		}
+	}
 	if r := loop.ChildByFieldName("right"); r != nil && r.Kind() == "call" && s.calleeName(r) == "enumerate" {
 		switch l.Kind() {
 		case "pattern_list", "tuple_pattern", "list_pattern", "tuple", "list":
@@ -790,8 +830,8 @@ func (s *scanner) strongValued(n *sitter.Node, set map[string]bool) bool {
 	case "call":
 		name := s.calleeName(n)
 		switch {
-		case name == "" || builtins[name] || nonTensorMethods[name]:
-			return false
+		case name == "" || builtins[name] || nonTensorMethods[name] || name == ".cpu":
+			return false // .cpu(): on the host from then on (the copy itself is the sync)
 		case strings.HasPrefix(name, "torch."):
 			for _, p := range []string{"torch.cuda.", "torch.backends.", "torch.utils.", "torch.profiler.", "torch.distributed.", "torch.is_", "torch.get_", "torch.set_", "torch.manual_seed", "torch.numel", "torch.save", "torch.load", "torch.device", "torch.no_grad", "torch.autocast", "torch.compile", "torch.optim.", "torch.nn.", "torch.autograd.profiler", "torch.Size"} {
 				if strings.HasPrefix(name, p) {
@@ -889,8 +929,8 @@ func (s *scanner) tensorValued(n *sitter.Node) bool {
 	if n.Kind() == "call" {
 		name := s.calleeName(n)
 		switch {
-		case name == ".item" || name == ".tolist" || name == ".numpy" || builtins[name]:
-			return false
+		case name == ".item" || name == ".tolist" || name == ".numpy" || name == ".cpu" || builtins[name]:
+			return false // Python values, or a tensor already on the host
 		case name != "":
 			return true
 		}
@@ -992,6 +1032,7 @@ func (s *scanner) loop(n *sitter.Node, c ctx) {
 	}
 	if b := n.ChildByFieldName("body"); b != nil {
 		l.Trains = s.trainsDirectly(b)
+		l.CallsModel = s.callsModel(b)
 		if l.Kind == "while" {
 			l.OverLoader = s.drawsFromLoader(b)
 		}
@@ -1108,7 +1149,14 @@ func (s *scanner) call(n *sitter.Node, c ctx) {
 		if l := p.ChildByFieldName("left"); l != nil && l.Kind() == "identifier" {
 			var used []string
 			if al := n.ChildByFieldName("arguments"); al != nil {
-				s.argNames(al, &used)
+				for _, a := range namedChildren(al) {
+					// torch.cat(parts) on a list is the recommended pattern;
+					// x = torch.cat([x, y]) re-copies x.
+					if a.Kind() == "identifier" && a.Parent().Kind() == "argument_list" && isConcat(name) {
+						continue
+					}
+					s.argNames(a, &used)
+				}
 			}
 			call.Accumulates = slices.Contains(used, s.text(l))
 		}
@@ -1135,12 +1183,27 @@ func (s *scanner) call(n *sitter.Node, c ctx) {
 			}
 		}
 	}
+	if strings.HasPrefix(name, ".") {
+		call.OnModule = s.onModule(n)
+	}
+	if name == ".to" {
+		call.FrameworkDevice = s.frameworkDevice(pos, kw)
+	}
 	s.f.Calls = append(s.f.Calls, call)
 	use := Use{Name: name, Pos: call.Pos}
+	if strings.HasPrefix(name, "torch.accelerator.") {
+		s.f.Features.Accelerator = append(s.f.Features.Accelerator, use)
+	}
+	if isFramework(name) {
+		s.f.Features.Frameworks = append(s.f.Features.Frameworks, use)
+	}
+	if s.mixedPrecision(n, name, pos, kw) {
+		s.f.Features.MixedPrecision = append(s.f.Features.MixedPrecision, use)
+	}
 	ft := &s.f.Features
 	switch {
 	case isLoader(name):
-		s.f.DataLoaders = append(s.f.DataLoaders, DataLoader{
+		dl := DataLoader{
 			Var:               s.assignedName(n),
 			BatchSize:         param(pos, kw, "batch_size", 1),
 			NumWorkers:        param(pos, kw, "num_workers", 5),
@@ -1149,7 +1212,9 @@ func (s *scanner) call(n *sitter.Node, c ctx) {
 			PrefetchFactor:    param(pos, kw, "prefetch_factor", -1),
 			KwargsSplat:       splat,
 			Pos:               call.Pos,
-		})
+		}
+		s.datasetFacts(n, &dl, pos, kw)
+		s.f.DataLoaders = append(s.f.DataLoaders, dl)
 	case isOptimizer(name):
 		s.f.Optimizers = append(s.f.Optimizers, Optimizer{
 			Name: name, Var: s.assignedName(n), Foreach: param(pos, kw, "foreach", -1),

@@ -17,8 +17,16 @@
 #
 #   **How to confirm.** What stepdoctor matches: A `.cuda()` call, or `.to(...)` with a device
 #   (`device`, a name containing "device" or "cuda", `"cuda..."`,
-#   `torch.device(...)`), in a step loop without `non_blocking=True`. Copies of
+#   `torch.device(...)`), in a step loop without `non_blocking=True`, once per
+#   loop (the other copies of the loop are named in the message). Copies of
 #   freshly created CPU tensors are reported by `cpu-tensor-then-copy` instead.
+#   Not reported: in a script that never uses a GPU (no `.cuda()`, `torch.cuda.*`, `torch.accelerator.*`,
+#   `"cuda"` device, DDP / FSDP, accelerate or Lightning); Module moves (`model.to(device)`,
+#   a name assigned from an `nn.Module` constructor or a `.train()` / `.eval()`
+#   chain); `batch.to(accelerator.device)` when the script `prepare()`s its
+#   loaders (they already place batches); and in a loop that syncs every step
+#   (`host-sync-in-loop` names the copies there: `non_blocking` gains nothing
+#   while the host waits every step anyway).
 #   In a trace these are `memcpy_pageable_htod_count` and `memcpy_time_ratio`.
 #
 #   **Impact estimate.** The script alone measures nothing, so the impact is a prior: 3% of step time (`impact`), with confidence "likely". With `stepdoctor analyze --script` the finding becomes confirmed and takes the copy share of step time (`memcpy_time_ratio`) when the trace shows pageable host-to-device copies.
@@ -43,61 +51,30 @@ import data.stepdoctor.lib.script as slib
 params := data.stepdoctor.params["blocking-copy"]
 
 finding contains f if {
-	some c in input.calls
-	c.step_loop >= 0
-	to_device(c)
-	not c.receiver_call in factories
-	not slib.literal(slib.keyword(c, "non_blocking"), true)
+	slib.uses_gpu(input.features)
+	copies := {x |
+		some c in input.calls
+		c.step_loop >= 0
+		slib.blocking_copy(c)
+		x := {"loop": c.step_loop, "line": c.line, "column": c.column, "text": c.text, "location": slib.loc(c)}
+	}
+	syncs := slib.step_syncs(input.calls, input.conditions)
+	some x in copies
+	not syncs_in(syncs, x.loop)
+	slib.first_of(x, copies)
+	others := sort([y.line | some y in copies; y.loop == x.loop; y != x])
 	f := {
-		"msg": sprintf("%s copies to the GPU synchronously every step; pass non_blocking=True (with a pinned DataLoader)", [c.text]),
+		"msg": sprintf("%s copies to the GPU synchronously every step (step loop at line %d)%s; pass non_blocking=True (with a pinned DataLoader)", [x.text, input.loops[x.loop].line, also(others)]),
 		"impact": params.impact,
-		"location": slib.loc(c),
+		"location": x.location,
 	}
 }
 
-factories := {
-	"torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.zeros", "torch.ones",
-	"torch.empty", "torch.full", "torch.arange", "torch.rand", "torch.randn", "torch.randint",
-	"torch.linspace", "torch.eye", "torch.randperm",
+syncs_in(syncs, loop) if {
+	some s in syncs
+	s.loop == loop
 }
 
-# to_device holds for .cuda() and for .to(...) with a device argument.
-to_device(c) if c.name == ".cuda"
+also(others) := "" if count(others) == 0
 
-to_device(c) if {
-	c.name == ".to"
-	c.keywords.device.present
-}
-
-to_device(c) if {
-	c.name == ".to"
-	count(c.args) > 0
-	a := c.args[0]
-	a.kind == "name"
-	contains(lower(a.text), "device")
-}
-
-to_device(c) if {
-	c.name == ".to"
-	count(c.args) > 0
-	a := c.args[0]
-	a.kind == "name"
-	contains(lower(a.text), "cuda")
-}
-
-to_device(c) if {
-	c.name == ".to"
-	count(c.args) > 0
-	a := c.args[0]
-	a.kind == "string"
-	startswith(a.value, "cuda")
-}
-
-to_device(c) if {
-	c.name == ".to"
-	count(c.args) > 0
-	a := c.args[0]
-	a.kind == "expr"
-	startswith(a.text, "torch.device(")
-}
-
+else := sprintf(", as do the copies at %s", [slib.lines_text(others)])

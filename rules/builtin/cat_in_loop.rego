@@ -18,8 +18,11 @@
 #
 #   **How to confirm.** What stepdoctor matches: `torch.cat`, `torch.concat`,
 #   `torch.concatenate`, `torch.stack`, `torch.hstack` or `torch.vstack` in a
-#   loop, where the result is assigned to a name among its own arguments, or the
-#   call sits in a loop nested inside a step loop.
+#   loop, where the result is assigned to a name inside its own list or tuple
+#   argument (`x = torch.cat([x, y])`; `losses = torch.cat(losses)` on a list,
+#   the recommended pattern, is not reported), or the call sits in a loop nested
+#   inside a step loop. A growing sequence in a decoding loop (not a step loop,
+#   but one that calls a model: autoregressive generation) is not reported.
 #
 #   **Impact estimate.** The script alone measures nothing, so the impact is a prior: 1% of step time (`impact`), with confidence "likely".
 # custom:
@@ -45,12 +48,23 @@ finding contains f if {
 	some c in input.calls
 	c.name in {"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"}
 	c.loop >= 0
+	not decoding(c)
 	why := reason(c)
 	f := {
 		"msg": sprintf("%s %s", [c.name, why]),
 		"impact": params.impact,
 		"location": slib.loc(c),
 	}
+}
+
+# decoding holds for x = torch.cat([x, y]) in a loop that is not a step
+# loop but calls a model: autoregressive generation, where the sequence
+# must grow and the forward pass dominates.
+decoding(c) if {
+	c.accumulates
+	l := input.loops[c.loop]
+	not l.step
+	l.calls_model
 }
 
 reason(c) := "re-copies the accumulated tensor at every loop iteration; append to a list and concatenate once" if c.accumulates

@@ -16,7 +16,14 @@
 #
 #   **How to confirm.** What stepdoctor matches: A `DataLoader(...)` call (through any import
 #   alias) without `num_workers`, or with the literal `0`; a variable is trusted.
-#   Not reported when `**kwargs` are passed. In a trace the same mistake shows as
+#   Not reported when `**kwargs` are passed, nor where workers buy nothing or
+#   do harm: a dataset already in memory (`TensorDataset`, a tokenized
+#   `datasets` result or one built from a tokenizer, a synthetic `Random...Dataset`,
+#   a class whose `__getitem__` only returns `self.data[i]`), an evaluation loader
+#   (assigned to or returned from a function named with val / eval / test /
+#   predict), one batch drawn with `next(iter(DataLoader(...)))`, and an
+#   `IterableDataset` of the script fed from `self.` state such as a replay buffer
+#   (workers would sample stale copies of it). In a trace the same mistake shows as
 #   `_SingleProcessDataLoaderIter` and a large `dataloader_time_ratio`; with
 #   `analyze --script` the finding is then confirmed and ranked by that share.
 #   The impact is a prior (`impact`), replaced by the measured DataLoader share
@@ -46,6 +53,10 @@ finding contains f if {
 	some dl in input.dataloaders
 	not dl.kwargs_splat
 	slib.absent_or(dl.num_workers, 0)
+	dl.in_memory == ""
+	not dl.eval
+	not dl.one_batch
+	not dl.live_source
 	f := {
 		"msg": sprintf("DataLoader %s: batches are built in the training process while the GPU waits; set num_workers > 0", [how(dl)]),
 		"impact": params.impact,

@@ -33,7 +33,14 @@
 #   tensor by a stricter guess: assigned in the loop from a `torch.*` call, a
 #   model, criterion or loss call, a tensor method or arithmetic on one, or a
 #   batch drawn from the DataLoader (not `enumerate`'s index); `x is None`,
-#   `len(x)` and plain Python numbers are not reported.
+#   `len(x)` and plain Python numbers are not reported, nor values already on
+#   the host: results of `.item()`, `.tolist()`, `.numpy()` and `.cpu()`, and
+#   `range` loop indices. One finding per step loop, at its first sync; the
+#   others, and the blocking copies that gain nothing while the loop syncs, are
+#   named in the message; an ignore comment on that first sync silences the loop's finding.
+#   Scripts that never use a GPU (no `.cuda()`,
+#   `torch.cuda.*`, `torch.accelerator.*`, `"cuda"` device, DDP / FSDP, accelerate
+#   or Lightning) are not reported.
 #   Calls inside functions called from the loop are not followed. In a trace the
 #   syncs are `sync_per_step` / `sync_time_ratio`.
 #
@@ -59,55 +66,23 @@ import data.stepdoctor.lib.script as slib
 params := data.stepdoctor.params["host-sync-in-loop"]
 
 finding contains f if {
-	some c in input.calls
-	c.step_loop >= 0
-	not c.conditional
-	label := sync_label(c)
+	slib.uses_gpu(input.features)
+	syncs := slib.step_syncs(input.calls, input.conditions)
+	some x in syncs
+	slib.first_of(x, syncs)
+	others := sort({y.line | some y in syncs; y.loop == x.loop; y != x})
+	copies := sort([c.line | some c in input.calls; c.step_loop == x.loop; slib.blocking_copy(c)])
 	f := {
-		"msg": sprintf("%s runs every step (step loop at line %d): the host blocks until the GPU queue drains", [label, input.loops[c.step_loop].line]),
+		"msg": sprintf("%s every step (step loop at line %d): the host blocks until the GPU queue drains%s%s", [x.label, input.loops[x.loop].line, also(others), copies_note(copies)]),
 		"impact": params.impact,
-		"location": slib.loc(c),
+		"location": x.location,
 	}
 }
 
-sync_label(c) := sprintf("%s()", [c.name]) if c.name in {".item", ".cpu", ".tolist"}
+also(others) := "" if count(others) == 0
 
-sync_label(c) := ".numpy()" if {
-	c.name == ".numpy"
-	c.receiver_call != ".cpu"
-}
+else := sprintf("; the loop also syncs at %s (one fix: keep values on the GPU and read them every N steps)", [slib.lines_text(others)])
 
-sync_label(c) := "torch.cuda.synchronize()" if c.name == "torch.cuda.synchronize"
+copies_note(copies) := "" if count(copies) == 0
 
-sync_label(c) := "torch.cuda.empty_cache()" if c.name == "torch.cuda.empty_cache"
-
-sync_label(c) := sprintf("%s() (its output shape depends on the data)", [c.name]) if c.name in {".nonzero", "torch.nonzero", "torch.argwhere", ".argwhere"}
-
-sync_label(c) := sprintf("%s(%s)", [c.name, c.tensors[0]]) if {
-	c.name in {"float", "int", "bool"}
-	count(c.args) == 1
-	count(c.tensors) == 1
-}
-
-finding contains f if {
-	some k in input.conditions
-	k.step_loop >= 0
-	not k.conditional
-	count(k.tensors) > 0
-	f := {
-		"msg": sprintf("`%s %s:` turns tensor %s into a Python bool every step (step loop at line %d): the host blocks until the GPU queue drains", [k.kind, k.text, concat(", ", k.tensors), input.loops[k.step_loop].line]),
-		"impact": params.impact,
-		"location": slib.loc(k),
-	}
-}
-
-sync_label(c) := sprintf("print(%s)", [concat(", ", c.tensor_args)]) if {
-	c.name == "print"
-	count(c.tensor_args) > 0
-}
-
-sync_label(c) := sprintf("%s(\"cpu\")", [c.name]) if {
-	c.name == ".to"
-	count(c.args) > 0
-	slib.literal(c.args[0], "cpu")
-}
+else := sprintf("; while it syncs, non_blocking=True on the copies at %s gains nothing", [slib.lines_text(copies)])

@@ -19,8 +19,10 @@
 #   **How to confirm.** What stepdoctor matches: A CUDA script with a loop that calls
 #   `.backward()` or `optimizer.step()` and no `torch.autocast` /
 #   `torch.amp.autocast` / `torch.cuda.amp.autocast` anywhere; reported once, at
-#   the first training loop. Models already in half precision (`model.half()`)
-#   are not recognised.
+#   the first training loop. Not reported when mixed precision comes from
+#   elsewhere: `Accelerator(mixed_precision=...)`, Lightning `Fabric(precision=...)`
+#   or `Trainer(precision=...)` (not "32" / "64"), or a model cast with
+#   `.half()`, `.bfloat16()` or `.to(dtype=torch.bfloat16)`.
 #
 #   **Impact estimate.** The script alone measures nothing, so the impact is a prior: 5% of step time (`impact`), with confidence "likely".
 # custom:
@@ -45,6 +47,7 @@ params := data.stepdoctor.params["no-autocast"]
 finding contains f if {
 	count(input.features.cuda) > 0
 	count(input.features.autocast) == 0
+	count(input.features.mixed_precision) == 0
 	some i, l in input.loops
 	l.trains
 	not earlier_training_loop(i)

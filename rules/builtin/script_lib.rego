@@ -25,3 +25,156 @@ keyword(c, name) := object.get(c.keywords, name, {"present": false, "kind": "", 
 absent_or(v, _) if not v.present
 
 absent_or(v, want) if literal(v, want)
+
+# uses_gpu(features) holds when the script uses a GPU: .cuda(), torch.cuda.*,
+# a "cuda" device, torch.accelerator.*, DistributedDataParallel / FSDP, or a
+# framework (accelerate, Lightning) that picks the GPU itself. Rules about host syncs and copies stay quiet in CPU-only scripts.
+uses_gpu(features) if count(features.cuda) > 0
+
+uses_gpu(features) if count(features.frameworks) > 0
+
+uses_gpu(features) if count(features.accelerator) > 0
+
+uses_gpu(features) if count(features.ddp) > 0
+
+# sync_label(c) names the host sync that call c is (undefined when c does
+# not make the host wait for the GPU).
+sync_label(c) := sprintf("%s()", [c.name]) if {
+	c.name in {".item", ".tolist"}
+}
+
+sync_label(c) := ".cpu()" if {
+	c.name == ".cpu"
+	not c.on_module
+}
+
+sync_label(c) := ".numpy()" if {
+	c.name == ".numpy"
+	c.receiver_call != ".cpu"
+}
+
+sync_label(c) := "torch.cuda.synchronize()" if c.name == "torch.cuda.synchronize"
+
+sync_label(c) := "torch.cuda.empty_cache()" if c.name == "torch.cuda.empty_cache"
+
+sync_label(c) := sprintf("%s() (its output shape depends on the data)", [c.name]) if c.name in {".nonzero", "torch.nonzero", "torch.argwhere", ".argwhere"}
+
+sync_label(c) := sprintf("%s(%s)", [c.name, c.tensors[0]]) if {
+	c.name in {"float", "int", "bool"}
+	count(c.args) == 1
+	count(c.tensors) == 1
+}
+
+sync_label(c) := sprintf("print(%s)", [concat(", ", c.tensor_args)]) if {
+	c.name == "print"
+	count(c.tensor_args) > 0
+}
+
+sync_label(c) := sprintf("%s(\"cpu\")", [c.name]) if {
+	c.name == ".to"
+	count(c.args) > 0
+	literal(c.args[0], "cpu")
+	not c.on_module
+}
+
+# step_syncs(calls, conditions) is the set of host syncs that run every
+# step (unconditionally in a step loop): {loop, line, column, label, location};
+# label reads on with "every step" ("loss.item() runs").
+step_syncs(calls, conditions) := {s |
+	some c in calls
+	c.step_loop >= 0
+	not c.conditional
+	label := sync_label(c)
+	s := {"loop": c.step_loop, "line": c.line, "column": c.column, "label": sprintf("%s runs", [label]), "location": loc(c)}
+} | {s |
+	some k in conditions
+	k.step_loop >= 0
+	not k.conditional
+	count(k.tensors) > 0
+	label := sprintf("`%s %s:` turns tensor %s into a Python bool", [k.kind, k.text, concat(", ", k.tensors)])
+	s := {"loop": k.step_loop, "line": k.line, "column": k.column, "label": label, "location": loc(k)}
+}
+
+# first_of(x, xs) holds when x comes first (line, then column) among the
+# members of xs in the same loop.
+first_of(x, xs) if {
+	not earlier_in_loop(x, xs)
+}
+
+earlier_in_loop(x, xs) if {
+	some y in xs
+	y.loop == x.loop
+	before(y, x)
+}
+
+before(a, b) if a.line < b.line
+
+before(a, b) if {
+	a.line == b.line
+	a.column < b.column
+}
+
+# lines_text(ls) is "line 3" or "lines 3, 5" for a non-empty sorted list.
+lines_text(ls) := sprintf("line %d", [ls[0]]) if count(ls) == 1
+
+lines_text(ls) := sprintf("lines %s", [concat(", ", [sprintf("%d", [l]) | some l in ls])]) if count(ls) > 1
+
+# blocking_copy(c) holds for a host-to-device copy of a tensor without
+# non_blocking=True: .cuda(), or .to(...) with a device, not of a freshly
+# created tensor (cpu-tensor-then-copy), not of a Module (model.to(device)
+# moves parameters once), not to the device of an accelerate / Fabric
+# object whose prepared DataLoader already placed the batch.
+blocking_copy(c) if {
+	to_device(c)
+	not c.receiver_call in factories
+	not c.on_module
+	not c.framework_device
+	not literal(keyword(c, "non_blocking"), true)
+}
+
+factories := {
+	"torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.zeros", "torch.ones",
+	"torch.empty", "torch.full", "torch.arange", "torch.rand", "torch.randn", "torch.randint",
+	"torch.linspace", "torch.eye", "torch.randperm",
+}
+
+# to_device holds for .cuda() and for .to(...) with a device argument.
+to_device(c) if c.name == ".cuda"
+
+to_device(c) if {
+	c.name == ".to"
+	c.keywords.device.present
+}
+
+to_device(c) if {
+	c.name == ".to"
+	count(c.args) > 0
+	a := c.args[0]
+	a.kind == "name"
+	contains(lower(a.text), "device")
+}
+
+to_device(c) if {
+	c.name == ".to"
+	count(c.args) > 0
+	a := c.args[0]
+	a.kind == "name"
+	contains(lower(a.text), "cuda")
+}
+
+to_device(c) if {
+	c.name == ".to"
+	count(c.args) > 0
+	a := c.args[0]
+	a.kind == "string"
+	startswith(a.value, "cuda")
+}
+
+to_device(c) if {
+	c.name == ".to"
+	count(c.args) > 0
+	a := c.args[0]
+	a.kind == "expr"
+	startswith(a.text, "torch.device(")
+}
+

@@ -1,0 +1,352 @@
+//go:build cgo
+
+package script
+
+import (
+	"regexp"
+	"strings"
+
+	sitter "github.com/tree-sitter/go-tree-sitter"
+)
+
+// classInfo is what the scanner knows of a class defined in the script.
+type classInfo struct {
+	module   bool // a base names Module (nn.Module, LightningModule, ...)
+	iterable bool // a base names IterableDataset
+	// sliceItem is true when __getitem__ only returns subscripts of self
+	// attributes (return self.data[i], or a tuple of them).
+	sliceItem bool
+}
+
+// classDefs records the classes of the script before the prepass, so that
+// constructions anywhere resolve.
+func (s *scanner) classDefs(n *sitter.Node) {
+	if n.Kind() == "class_definition" {
+		if nm := n.ChildByFieldName("name"); nm != nil {
+			ci := &classInfo{}
+			if sc := n.ChildByFieldName("superclasses"); sc != nil {
+				bases := s.text(sc)
+				ci.module = strings.Contains(bases, "Module")
+				ci.iterable = strings.Contains(bases, "IterableDataset")
+			}
+			if b := n.ChildByFieldName("body"); b != nil {
+				for _, st := range namedChildren(b) {
+					if st.Kind() == "decorated_definition" {
+						st = st.ChildByFieldName("definition")
+					}
+					if st == nil || st.Kind() != "function_definition" {
+						continue
+					}
+					if fn := st.ChildByFieldName("name"); fn != nil && s.text(fn) == "__getitem__" {
+						ci.sliceItem = s.slicesOnly(st.ChildByFieldName("body"))
+					}
+				}
+			}
+			s.classes[s.text(nm)] = ci
+		}
+	}
+	for _, c := range children(n) {
+		s.classDefs(c)
+	}
+}
+
+// slicesOnly reports whether a function body (docstrings and comments
+// aside) is a single return of self.<x>[...] or a tuple of those.
+func (s *scanner) slicesOnly(body *sitter.Node) bool {
+	if body == nil {
+		return false
+	}
+	var ret *sitter.Node
+	for _, st := range namedChildren(body) {
+		switch st.Kind() {
+		case "comment":
+		case "expression_statement":
+			if st.NamedChildCount() == 1 && st.NamedChild(0).Kind() == "string" {
+				continue
+			}
+			return false
+		case "return_statement":
+			if ret != nil {
+				return false
+			}
+			ret = st
+		default:
+			return false
+		}
+	}
+	if ret == nil || ret.NamedChildCount() != 1 {
+		return false
+	}
+	v := ret.NamedChild(0)
+	parts := []*sitter.Node{v}
+	if v.Kind() == "tuple" || v.Kind() == "expression_list" {
+		parts = namedChildren(v)
+	}
+	for _, p := range parts {
+		if p.Kind() != "subscript" {
+			return false
+		}
+		if o := p.ChildByFieldName("value"); o == nil || !strings.HasPrefix(s.text(o), "self.") {
+			return false
+		}
+	}
+	return len(parts) > 0
+}
+
+// bind remembers the value last assigned to each plain name of an
+// assignment target (each name of a tuple target gets the whole value).
+func (s *scanner) bind(l, r *sitter.Node) {
+	switch l.Kind() {
+	case "identifier":
+		s.assigns[s.text(l)] = r
+	case "attribute":
+		if o := l.ChildByFieldName("object"); o != nil && s.text(o) == "self" {
+			s.assigns["self."+s.lastName(l)] = r
+		}
+	case "pattern_list", "tuple_pattern", "list_pattern":
+		for _, c := range namedChildren(l) {
+			s.bind(c, r)
+		}
+	}
+}
+
+// isModuleCtor reports whether a call of name builds an nn.Module.
+func (s *scanner) isModuleCtor(name string) bool {
+	if rest, ok := strings.CutPrefix(name, "torch.nn."); ok {
+		base := rest[strings.LastIndex(rest, ".")+1:]
+		return base != "" && base[0] >= 'A' && base[0] <= 'Z' && !strings.Contains(rest, "utils") && !strings.Contains(rest, "Parameter")
+	}
+	if strings.HasPrefix(name, "torchvision.models.") {
+		return true
+	}
+	ci, ok := s.classes[name]
+	return ok && ci.module
+}
+
+// isFramework reports whether name constructs an accelerate or Lightning
+// object that places the model and batches itself.
+func isFramework(name string) bool {
+	root, _, _ := strings.Cut(name, ".")
+	base := name[strings.LastIndex(name, ".")+1:]
+	switch root {
+	case "accelerate":
+		return base == "Accelerator" || base == "PartialState"
+	case "lightning", "pytorch_lightning", "lightning_fabric":
+		return base == "Fabric" || base == "Trainer"
+	}
+	return false
+}
+
+// moduleName matches receiver names that are models.
+var moduleName = regexp.MustCompile(`(?i)^(self\.)?(\w*_)?(model|net|network|module|generator|discriminator|netg|netd|encoder|decoder|transformer|backbone)$`)
+
+// onModule reports whether method call n is invoked on an nn.Module.
+func (s *scanner) onModule(n *sitter.Node) bool {
+	if p := n.Parent(); p != nil && p.Kind() == "attribute" {
+		if a := p.ChildByFieldName("attribute"); a != nil {
+			switch s.text(a) {
+			case "train", "eval", "parameters", "named_parameters", "modules", "state_dict", "share_memory":
+				return true
+			}
+		}
+	}
+	r := s.receiver(n)
+	if r == nil {
+		return false
+	}
+	if r.Kind() == "call" && s.isModuleCtor(s.calleeName(r)) {
+		return true
+	}
+	if r.Kind() != "identifier" && r.Kind() != "attribute" {
+		return false
+	}
+	return s.modules[s.lastName(r)] || moduleName.MatchString(s.text(r))
+}
+
+// frameworkDevice reports whether a .to() call moves to <fw>.device of a
+// framework whose loaders the script prepares.
+func (s *scanner) frameworkDevice(pos []Value, kw map[string]Value) bool {
+	v := param(pos, kw, "device", 0)
+	fw, ok := strings.CutSuffix(v.Text, ".device")
+	return ok && v.Kind == "name" && s.fws[fw] && s.prepped[fw]
+}
+
+// mixedPrecision reports whether a call sets reduced precision outside
+// autocast (see Features.MixedPrecision).
+func (s *scanner) mixedPrecision(n *sitter.Node, name string, pos []Value, kw map[string]Value) bool {
+	if isFramework(name) {
+		for _, k := range []string{"mixed_precision", "precision"} {
+			v, ok := kw[k]
+			if !ok {
+				continue
+			}
+			if str, isStr := v.Value.(string); isStr {
+				return str != "no" && !strings.HasPrefix(str, "32") && !strings.HasPrefix(str, "64")
+			}
+			if i, isInt := v.Value.(int64); isInt {
+				return i == 16
+			}
+			return v.Kind != "none" // a variable: trusted to choose it
+		}
+		return false
+	}
+	switch name {
+	case ".half", ".bfloat16":
+		return s.onModule(n)
+	case ".to":
+		for _, v := range append(append([]Value{}, pos...), kw["dtype"]) {
+			if strings.HasSuffix(v.Text, "bfloat16") || strings.HasSuffix(v.Text, "float16") || strings.HasSuffix(v.Text, ".half") {
+				return s.onModule(n)
+			}
+		}
+	}
+	return false
+}
+
+// inMemoryDatasets are dataset classes known to hold their data in memory.
+var inMemoryDatasets = map[string]string{
+	"torch.utils.data.TensorDataset":    "TensorDataset",
+	"lightning.pytorch.demos.WikiText2": "a demo dataset held in memory",
+	"pytorch_lightning.demos.WikiText2": "a demo dataset held in memory",
+}
+
+var randomDataset = regexp.MustCompile(`^Random\w*Dataset$`)
+
+// datasetFacts fills a DataLoader's InMemory, Eval, OneBatch and
+// LiveSource from its call node.
+func (s *scanner) datasetFacts(n *sitter.Node, dl *DataLoader, pos []Value, kw map[string]Value) {
+	// The dataset expression: dataset= or the first positional argument.
+	var ds *sitter.Node
+	if al := n.ChildByFieldName("arguments"); al != nil {
+		for _, a := range namedChildren(al) {
+			if a.Kind() == "keyword_argument" {
+				if nm := a.ChildByFieldName("name"); nm != nil && s.text(nm) == "dataset" {
+					ds = a.ChildByFieldName("value")
+					break
+				}
+				continue
+			}
+			if ds == nil && a.Kind() != "comment" && a.Kind() != "list_splat" && a.Kind() != "dictionary_splat" {
+				ds = a
+			}
+		}
+	}
+	dl.InMemory, dl.LiveSource = s.datasetKind(ds, 0)
+	// Eval: by the variable or the enclosing function's name.
+	for _, name := range []string{dl.Var, s.text(s.enclosingDefOr(n))} {
+		if evalName.MatchString(name) && !strings.Contains(strings.ToLower(name), "train") {
+			dl.Eval = true
+		}
+	}
+	// next(iter(DataLoader(...))).
+	if p := n.Parent(); p != nil && p.Kind() == "argument_list" {
+		if it := p.Parent(); it != nil && it.Kind() == "call" && s.calleeName(it) == "iter" {
+			if p2 := it.Parent(); p2 != nil && p2.Kind() == "argument_list" {
+				if nx := p2.Parent(); nx != nil && nx.Kind() == "call" && s.calleeName(nx) == "next" {
+					dl.OneBatch = true
+				}
+			}
+		}
+	}
+}
+
+var evalName = regexp.MustCompile(`(?i)(val|eval|test|predict)`)
+
+// datasetKind follows a dataset expression through assignments (a few
+// hops) and says whether it is in memory (the reason) or a live source.
+func (s *scanner) datasetKind(ds *sitter.Node, depth int) (string, bool) {
+	if ds == nil || depth > 4 {
+		return "", false
+	}
+	switch ds.Kind() {
+	case "identifier", "attribute":
+		key := s.text(ds)
+		if ds.Kind() == "attribute" {
+			key = "self." + s.lastName(ds)
+		}
+		if strings.Contains(strings.ToLower(key), "tokeniz") {
+			return "a tokenized dataset", false
+		}
+		if v, ok := s.assigns[key]; ok && v != ds {
+			return s.datasetKind(v, depth+1)
+		}
+	case "subscript":
+		return s.datasetKind(ds.ChildByFieldName("value"), depth+1)
+	case "call":
+		name := s.calleeName(ds)
+		base := name[strings.LastIndex(name, ".")+1:]
+		if why, ok := inMemoryDatasets[name]; ok {
+			return why, false
+		}
+		if randomDataset.MatchString(base) {
+			return "a synthetic random dataset", false
+		}
+		if ci, ok := s.classes[name]; ok {
+			if ci.sliceItem {
+				return "a class whose __getitem__ returns self.<x>[i]", false
+			}
+			if ci.iterable && strings.Contains(s.text(ds), "self.") {
+				return "", true
+			}
+		}
+		if name == ".map" || strings.HasSuffix(name, "load_dataset") {
+			return "a tokenized dataset", false
+		}
+		if al := ds.ChildByFieldName("arguments"); al != nil && strings.Contains(strings.ToLower(s.text(al)), "tokeniz") {
+			return "a tokenized dataset", false
+		}
+		// random_split(ds, ...), Subset(ds, ...): the first argument.
+		if base == "random_split" || base == "Subset" {
+			if al := ds.ChildByFieldName("arguments"); al != nil && al.NamedChildCount() > 0 {
+				return s.datasetKind(al.NamedChild(0), depth+1)
+			}
+		}
+	}
+	return "", false
+}
+
+// enclosingDefOr returns the name node of the innermost def around n, or
+// n itself at module level (whose text then names no function).
+func (s *scanner) enclosingDefOr(n *sitter.Node) *sitter.Node {
+	if fn := s.enclosingDef(n); fn != nil {
+		return fn
+	}
+	return n.ChildByFieldName("function")
+}
+
+// enclosingDef returns the name node of the innermost def around n.
+func (s *scanner) enclosingDef(n *sitter.Node) *sitter.Node {
+	for p := n.Parent(); p != nil; p = p.Parent() {
+		if p.Kind() == "function_definition" {
+			return p.ChildByFieldName("name")
+		}
+	}
+	return nil
+}
+
+// callsModel reports whether a loop body calls a model outside nested
+// loops and functions (see Loop.CallsModel).
+func (s *scanner) callsModel(n *sitter.Node) bool {
+	switch n.Kind() {
+	case "for_statement", "while_statement", "function_definition", "class_definition":
+		return false
+	case "call":
+		if fn := n.ChildByFieldName("function"); fn != nil {
+			t := s.text(fn)
+			if t == "self" || moduleName.MatchString(t) {
+				return true
+			}
+			if fn.Kind() == "attribute" {
+				if o := fn.ChildByFieldName("object"); o != nil && moduleName.MatchString(s.text(o)) {
+					return true
+				}
+			}
+		}
+	}
+	for _, c := range children(n) {
+		if s.callsModel(c) {
+			return true
+		}
+	}
+	return false
+}
