@@ -20,6 +20,7 @@ const (
 	HintKernels = "no kernel of the primary device started inside the analysis window: profile steps that run GPU work"
 	HintComm    = "no NCCL/RCCL communication kernel ran in the window: the GPUs exchanged nothing (a single-process job, or collectives on the host with gloo)"
 	HintRanks   = "only one rank was given: analyze the traces of all ranks together (the directory tensorboard_trace_handler wrote, one file per rank)"
+	HintTrain   = "the trace shows no backward pass nor optimizer step (inference): training rules do not apply"
 	HintAccel   = "the device is not a CUDA or ROCm GPU: GPU rules do not apply to this accelerator"
 	HintOptim   = "no Optimizer.step#... / Optimizer.zero_grad#... span was recorded (inference traces have none): profile training steps that call optimizer.step()"
 )
@@ -77,6 +78,8 @@ func hintFor(missing []string, f *facts.Facts) string {
 			add(HintStack)
 		case "has_memory":
 			add(HintMemory)
+		case "has_backward":
+			add(HintTrain)
 		case "rank", "world_size":
 			add(HintDist)
 		default:

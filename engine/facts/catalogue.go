@@ -298,6 +298,9 @@ var Catalogue = []Def{
 	{Name: "memory_growth_bytes_per_step", Unit: UnitBytesPerStep, Definition: "least-squares slope of allocated bytes at each step's end, per step (positive: growing)", Source: srcHere, Needs: []Need{NeedMemory, NeedTwoSteps}, Direction: LowerBetter},
 	{Name: "fp32_matmul_time_ratio", Unit: UnitRatio, Definition: "share of matmul/conv kernel time (kernels under aten::mm, addmm, bmm, linear, convolution, ...) whose op ran in float32", Source: srcHere, Needs: []Need{NeedShapes}, Direction: LowerBetter},
 	{Name: "tensor_core_kernel_time_ratio", Unit: UnitRatio, Definition: "share of kernel time in tensor-core kernels: by the launching matmul op's dtype (fp16/bf16/fp8) first, by kernel name (hmma, xmma, gmma, 1688, 16816, tf32, bf16, mfma, ...) second", Source: srcHere, Needs: []Need{NeedGPU}, Direction: HigherBetter},
+	{Name: "top_kernel_name", Unit: UnitID, Definition: "the compute kernel (not NCCL/RCCL) with the largest summed duration in W", Source: srcHere, Needs: []Need{NeedGPU, NeedKernels}},
+	{Name: "top_kernel_share", Unit: UnitRatio, Definition: "that kernel's summed duration / the summed duration of all compute kernels in W", Source: srcHere, Needs: []Need{NeedGPU, NeedKernels}},
+	{Name: "top_kernel_time_ratio", Unit: UnitRatio, Definition: "|union of that kernel's intervals clipped to W| / |W|", Source: srcHere, Needs: []Need{NeedGPU, NeedKernels}, Direction: LowerBetter},
 	{Name: "fp32_matmul_kernel_time_ratio", Unit: UnitRatio, Definition: "fp32 matmul/conv kernel time in W / |W|: kernels under aten mm/bmm/addmm/baddbmm/linear/matmul/conv*/scaled-dot-product ops whose Input type is float, or, without a recorded dtype, kernels named as fp32 GEMMs (sgemm without tf32/1688/tensorop/xmma); communication kernels excluded", Source: srcDesign + " rev 3", Needs: []Need{NeedGPU}, Direction: LowerBetter},
 	{Name: "optimizer_time_ratio", Unit: UnitRatio, Definition: "|union of Optimizer.step#... and Optimizer.zero_grad#... spans clipped to W| / |W|", Source: srcHere, Needs: []Need{NeedOptimizer}, Direction: LowerBetter},
 	{Name: "zero_grad_fill_per_step", Unit: UnitPerStep, Definition: "aten::zero_ calls inside Optimizer.zero_grad per step (set_to_none=False)", Source: srcTorch + " (Optimizer.zero_grad)", Needs: []Need{NeedZeroGrad, NeedSteps}, Direction: LowerBetter},
@@ -307,6 +310,7 @@ var Catalogue = []Def{
 	{Name: "first_step_time_ratio", Unit: UnitRatio, Definition: "the first step's duration / |W| (warm-up measured as work)", Source: srcHere, Needs: []Need{NeedSteps}, Direction: LowerBetter},
 	{Name: "repeated_small_op_calls_per_step", Unit: UnitPerStep, Definition: "calls per step of the top-level host operator called most often among those with a mean duration under 20 us", Source: srcHere, Needs: []Need{NeedSteps}, Direction: LowerBetter},
 	{Name: "repeated_small_op_time_ratio", Unit: UnitRatio, Definition: "time in that operator's calls / |W|", Source: srcHere, Needs: []Need{NeedSteps}, Direction: LowerBetter},
+	{Name: "repeated_small_op_name", Unit: UnitID, Definition: "the name of that most-called short top-level operator", Source: srcHere, Needs: []Need{NeedSteps}},
 	{Name: "gpu_activity_missing", Unit: UnitBool, Definition: "kernel launch calls were recorded but no GPU activity (CUDA activity not captured)", Source: srcHere},
 	{Name: "orphan_launch_ratio", Unit: UnitRatio, Definition: "launch calls in W whose correlation id has no GPU event / launch calls in W", Source: srcHere, Needs: []Need{NeedLaunchCalls}, Direction: LowerBetter},
 	{Name: "trace_bytes_per_step", Unit: UnitBytesPerStep, Definition: "uncompressed trace bytes / steps_count", Source: srcHere, Needs: []Need{NeedSteps}, Direction: LowerBetter},
@@ -324,6 +328,7 @@ var Catalogue = []Def{
 	{Name: "elementwise_chain_count", Unit: UnitCount, Definition: "maximal runs of 3 or more consecutive short (< 20 us) elementwise kernels on one stream (CPU-only traces: top-level pointwise aten ops on one thread)", Source: srcDesign, Direction: LowerBetter},
 	{Name: "elementwise_chain_kernels", Unit: UnitCount, Definition: "kernels (or ops) in those chains", Source: srcDesign, Direction: LowerBetter},
 	{Name: "elementwise_chain_time_ratio", Unit: UnitRatio, Definition: "summed duration of chain members / |W|", Source: srcDesign, Direction: LowerBetter},
+	{Name: "elementwise_chain_top", Unit: UnitObject, Definition: "the 3 longest chains by summed duration: members, time_us, the operators that launched their kernels (GPU) or the ops (CPU), site (user Python frame, with_stack), scope (record_function region), example", Source: srcHere},
 }
 
 // CatalogueMarkdown writes the catalogue as the Markdown of docs/FACTS.md.

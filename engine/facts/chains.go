@@ -65,24 +65,77 @@ func (d *deriver) chains() {
 // runs counts maximal runs of candidates in idx (already ordered).
 func (d *deriver) runs(idx []int, candidate func(*trace.Event) bool) {
 	evs := d.t.Events
-	n, dur := 0, int64(0)
-	flush := func() {
+	n, dur, start := 0, int64(0), 0
+	flush := func(end int) {
 		if n >= d.cfg.ChainMinLength {
 			d.f.ElementwiseChainCount++
 			d.f.ElementwiseChainKernels += int64(n)
 			d.chainNS += dur
+			d.keepChain(idx[start:end], dur)
 		}
 		n, dur = 0, 0
 	}
-	for _, i := range idx {
+	for k, i := range idx {
 		if e := &evs[i]; candidate(e) {
+			if n == 0 {
+				start = k
+			}
 			n++
 			dur += e.Dur
 			continue
 		}
-		flush()
+		flush(k)
 	}
-	flush()
+	flush(len(idx))
+}
+
+// maxTopChains bounds Facts.ElementwiseChainTop.
+const maxTopChains = 3
+
+// topChain is a chain kept for naming: its members and summed duration.
+type topChain struct {
+	members []int
+	ns      int64
+}
+
+// keepChain keeps the maxTopChains longest chains (ties: earliest).
+func (d *deriver) keepChain(members []int, ns int64) {
+	d.topChains = append(d.topChains, topChain{slices.Clone(members), ns})
+	slices.SortStableFunc(d.topChains, func(a, b topChain) int { return cmp.Compare(b.ns, a.ns) })
+	if len(d.topChains) > maxTopChains {
+		d.topChains = d.topChains[:maxTopChains]
+	}
+}
+
+// chainTop names the longest chains: the operators that launched their
+// kernels (GPU) or the ops themselves (CPU), where in the code (with_stack)
+// and in which record_function region.
+func (d *deriver) chainTop(x *opIndex) {
+	evs := d.t.Events
+	for _, c := range d.topChains {
+		info := ChainInfo{Members: int64(len(c.members)), TimeUS: float64(c.ns) / 1e3}
+		seen := map[string]bool{}
+		anchor := c.members[0]
+		for k, i := range c.members {
+			name := d.t.Name(&evs[i])
+			if evs[i].Cat.IsGPU() {
+				if op := d.launcher(x, &evs[i]); op >= 0 {
+					name = d.t.Name(&evs[x.ops[op]])
+					if k == 0 {
+						anchor = x.ops[op]
+					}
+				}
+			}
+			if !seen[name] && len(info.Ops) < 8 {
+				seen[name] = true
+				info.Ops = append(info.Ops, name)
+			}
+		}
+		info.Site = d.userFrame(anchor)
+		info.Scope = d.scopeOf(anchor)
+		info.Example = d.ref(&evs[c.members[0]])
+		d.f.ElementwiseChainTop = append(d.f.ElementwiseChainTop, info)
+	}
 }
 
 // isAnnotation reports whether a CPU event is an annotation that never

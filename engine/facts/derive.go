@@ -95,6 +95,7 @@ type deriver struct {
 	framesDone  bool
 	annots      []int         // user_annotation events other than steps (see annotations)
 	copyByCorr  map[int64]int // correlation -> GPU copy (see copyOf)
+	topChains   []topChain    // the longest elementwise chains (see keepChain)
 }
 
 // Derive computes every fact of one trace. It never fails: a fact the trace

@@ -223,6 +223,13 @@ type Facts struct {
 	// kernel name second. Null without matmul/conv kernels or dtypes.
 	FP32MatmulTimeRatio       *float64 `json:"fp32_matmul_time_ratio" expr:"fp32_matmul_time_ratio"`
 	TensorCoreKernelTimeRatio *float64 `json:"tensor_core_kernel_time_ratio" expr:"tensor_core_kernel_time_ratio"`
+	// TopKernelName is the compute kernel (not NCCL/RCCL) with the largest
+	// summed duration in W; TopKernelShare its share of the summed compute
+	// kernel duration (0..1); TopKernelTimeRatio |union of its intervals
+	// clipped to W| / |W| (0..1). Nil without kernels.
+	TopKernelName      *string  `json:"top_kernel_name" expr:"top_kernel_name"`
+	TopKernelShare     *float64 `json:"top_kernel_share" expr:"top_kernel_share"`
+	TopKernelTimeRatio *float64 `json:"top_kernel_time_ratio" expr:"top_kernel_time_ratio"`
 	// FP32MatmulKernelTimeRatio is the fp32 matmul/conv kernel time in W /
 	// |W| (0..1): kernels under an aten matmul/conv op whose Input type is
 	// float, or, where no dtype is recorded, kernels named as fp32 GEMMs
@@ -254,6 +261,8 @@ type Facts struct {
 	// Null without steps.
 	RepeatedSmallOpCallsPerStep *float64 `json:"repeated_small_op_calls_per_step" expr:"repeated_small_op_calls_per_step"`
 	RepeatedSmallOpTimeRatio    *float64 `json:"repeated_small_op_time_ratio" expr:"repeated_small_op_time_ratio"`
+	// RepeatedSmallOpName names that operator (nil when none qualifies).
+	RepeatedSmallOpName *string `json:"repeated_small_op_name" expr:"repeated_small_op_name"`
 
 	// Profiling setup. gpu_activity_missing: kernel launch calls were
 	// recorded but no GPU activity (CUDA activity not captured).
@@ -290,6 +299,8 @@ type Facts struct {
 	ElementwiseChainCount     int64   `json:"elementwise_chain_count" expr:"elementwise_chain_count"`
 	ElementwiseChainKernels   int64   `json:"elementwise_chain_kernels" expr:"elementwise_chain_kernels"`
 	ElementwiseChainTimeRatio float64 `json:"elementwise_chain_time_ratio" expr:"elementwise_chain_time_ratio"`
+	// ElementwiseChainTop names the longest chains (top 3 by time).
+	ElementwiseChainTop []ChainInfo `json:"elementwise_chain_top" expr:"elementwise_chain_top"`
 
 	// Examples holds a few example events per kind, longest first, for
 	// evidence in findings. Keys: "pageable_memcpy", "sync", "dataloader",
@@ -411,4 +422,17 @@ func (f *Facts) IdleCauseRatios() []CauseRatio {
 		}
 	}
 	return out
+}
+
+// ChainInfo names one elementwise chain: its length, summed duration
+// (microseconds), the operators that launched its kernels (GPU) or the ops
+// themselves (CPU) in order, the user's Python frame and record_function
+// region of its first member's operator, and its first member.
+type ChainInfo struct {
+	Members int64    `json:"members"`
+	TimeUS  float64  `json:"time_us"`
+	Ops     []string `json:"ops"`
+	Site    string   `json:"site,omitempty"`
+	Scope   string   `json:"scope,omitempty"`
+	Example EventRef `json:"example"`
 }

@@ -341,6 +341,7 @@ func (d *deriver) opTables() {
 	d.opTable(x)
 	d.optimizer(x)
 	d.repeatedOps(x)
+	d.chainTop(x)
 	d.labels()
 }
 
@@ -359,6 +360,7 @@ func dtypeClass(s string) string {
 const topN = 25
 
 func (d *deriver) kernelTable(kstats map[trace.Str]*KernelStat) {
+	d.topKernel(kstats)
 	for _, ks := range kstats {
 		ks.MeanUS = ks.TotalUS / float64(ks.Count)
 		d.f.TopKernels = append(d.f.TopKernels, *ks)
@@ -515,6 +517,8 @@ func (d *deriver) repeatedOps(x *opIndex) {
 	}
 	d.f.RepeatedSmallOpCallsPerStep = d.perStep(best.calls)
 	d.f.RepeatedSmallOpTimeRatio = d.ratio(best.ns)
+	name := d.t.Name(&evs[best.first])
+	d.f.RepeatedSmallOpName = &name
 	r := d.ref(&evs[best.first])
 	d.f.Examples["repeated_small_op"] = []EventRef{r}
 }
@@ -550,4 +554,37 @@ func (d *deriver) labels() {
 	if len(d.f.Labels) > topN {
 		d.f.Labels = d.f.Labels[:topN]
 	}
+}
+
+// topKernel derives the dominant compute kernel: the kernel name with the
+// largest summed duration in W among non-communication kernels, its share
+// of their summed duration, and |union of its intervals clipped to W| / |W|.
+func (d *deriver) topKernel(kstats map[trace.Str]*KernelStat) {
+	var best trace.Str
+	var bestUS, totalUS float64
+	found := false
+	for name, ks := range kstats {
+		if d.kind[name]&kCommKernel != 0 {
+			continue
+		}
+		totalUS += ks.TotalUS
+		if !found || ks.TotalUS > bestUS || ks.TotalUS == bestUS && d.t.Str(name) < d.t.Str(best) {
+			best, bestUS, found = name, ks.TotalUS, true
+		}
+	}
+	if !found || totalUS <= 0 {
+		return
+	}
+	evs := d.t.Events
+	var iv []interval
+	for _, i := range d.gpuActs {
+		e := &evs[i]
+		if e.Cat == trace.CatKernel && e.Name == best && e.DeviceID() == d.primary && d.inWindow(e.TS) {
+			iv = append(iv, interval{e.TS, e.End()})
+		}
+	}
+	name := d.t.Str(best)
+	d.f.TopKernelName = &name
+	d.f.TopKernelShare = f64(bestUS / totalUS)
+	d.f.TopKernelTimeRatio = d.ratio(d.clippedUnion(iv))
 }

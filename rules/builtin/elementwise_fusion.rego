@@ -65,6 +65,13 @@ params := data.stepdoctor.params["elementwise-fusion"]
 unit := "kernels" if input.has_gpu
 else := "ops"
 
+# longest names the longest chain: its operators, region and Python line.
+longest := sprintf("; the longest (%d %s, %s) runs %s%s%s", [
+	c.members, unit, lib.dur(c.time_us), concat(", ", c.ops), lib.scope_note(c), lib.site_note(c),
+]) if {
+	c := input.elementwise_chain_top[0]
+} else := ""
+
 fix := "compiled" if lib.compiled
 else := "default"
 
@@ -76,7 +83,7 @@ finding contains f if {
 	mean_len := input.elementwise_chain_kernels / n
 	impact := ratio * (1 - (1 / max([1, mean_len])))
 	f := {
-		"msg": sprintf("%d chains of short elementwise %s (%d %s, %s per chain) take %s %s; fusing each chain into one kernel (torch.compile) removes most of it", [n, unit, input.elementwise_chain_kernels, unit, lib.fixed(mean_len, 1), lib.pct(ratio), lib.of_time]),
+		"msg": sprintf("%d chains of short elementwise %s (%d %s, %s per chain) take %s %s%s; fusing each chain into one kernel (torch.compile) removes most of it", [n, unit, input.elementwise_chain_kernels, unit, lib.fixed(mean_len, 1), lib.pct(ratio), lib.of_time, longest]),
 		"impact": impact,
 		"fix": fix,
 		"severity": lib.severity(impact, "medium"),

@@ -80,11 +80,14 @@ claim := min([input.repeated_small_op_time_ratio, host_idle]) if {
 	input.has_gpu == false
 } else := 0
 
+op_name := input.repeated_small_op_name if input.repeated_small_op_name
+else := "One host operator"
+
 finding contains f if {
 	applies
 	n := input.repeated_small_op_calls_per_step
 	f := {
-		"msg": sprintf("One host operator is called %s times per step with a mean under 20 us; those calls take %s %s (sort the operator table by calls to see which)", [lib.fixed(n, 0), lib.pct(input.repeated_small_op_time_ratio), lib.of_time]),
+		"msg": sprintf("%s is called %s times per step with a mean under 20 us; those calls take %s %s", [op_name, lib.fixed(n, 0), lib.pct(input.repeated_small_op_time_ratio), lib.of_time]),
 		"impact": claim,
 		"severity": lib.severity(claim, "medium"),
 		"evidence": [
