@@ -246,7 +246,13 @@ func verdict(f *facts.Facts) string {
 	case !f.HasGPU:
 		parts = append(parts, "no GPU activity (CPU-only trace)")
 	case f.GPUIdleRatio != nil:
-		parts = append(parts, "GPU idle "+fmtPct(*f.GPUIdleRatio)+" of the window")
+		idle := "GPU idle " + fmtPct(*f.GPUIdleRatio) + " of the window"
+		// Time before the first GPU activity, with work already queued, is
+		// the queue the trace began in, not idle the run can give back.
+		if lead := f.GPUIdleQueuedLeadingRatio; lead != nil && *lead >= 0.05 {
+			idle += " (" + fmtPct(*lead) + " before its first recorded activity: work queued before the trace began)"
+		}
+		parts = append(parts, idle)
 	}
 	if f.DataloaderTimeRatio != nil {
 		of := " of step time"
@@ -255,7 +261,7 @@ func verdict(f *facts.Facts) string {
 		}
 		parts = append(parts, "DataLoader takes "+fmtPct(*f.DataloaderTimeRatio)+of)
 	}
-	if f.SyncPerStep != nil && *f.SyncPerStep > 0 {
+	if f.SyncPerStep != nil && *f.SyncPerStep > 0 && f.HasGPU { // without a GPU, .item() reads host memory
 		parts = append(parts, fixed(*f.SyncPerStep, 1)+" host syncs per step")
 	}
 	if f.MemcpyPageableCount != nil && *f.MemcpyPageableCount > 0 && len(parts) < 3 {

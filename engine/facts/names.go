@@ -78,7 +78,7 @@ func classify(name string) nameKind {
 	if syncNames[name] {
 		k |= kSync
 	}
-	if strings.Contains(lower, "sgemm") && !strings.Contains(lower, "tf32") && !strings.Contains(lower, "1688") && !strings.Contains(lower, "tensorop") && !strings.Contains(lower, "xmma") {
+	if isFP32MatmulName(lower) {
 		k |= kFP32GemmName
 	}
 	if strings.HasPrefix(name, "autograd::engine::evaluate_function") || isAutogradNode(name) {
@@ -165,3 +165,28 @@ func kinds(t *trace.Trace) []nameKind {
 
 // is reports whether the event's name has kind k.
 func (d *deriver) is(e *trace.Event, k nameKind) bool { return d.kind[e.Name]&k != 0 }
+
+// isFP32MatmulName reports a kernel name (lower case) of an fp32 matmul or
+// convolution that does not use tensor cores: cuBLAS sgemm, cuDNN's fp32
+// "scudnn" convolutions and its dgrad/wgrad engines instantiated on float.
+// TF32 and tensor-core variants (tf32, 1688, tensorop, xmma) are excluded.
+func isFP32MatmulName(lower string) bool {
+	for _, m := range []string{"tf32", "1688", "tensorop", "xmma", "hmma", "f16", "bf16"} {
+		if strings.Contains(lower, m) {
+			return false
+		}
+	}
+	switch {
+	case strings.Contains(lower, "sgemm"), strings.Contains(lower, "scudnn"):
+		return true
+	case strings.Contains(lower, "cudnn") && strings.Contains(lower, "<float,"):
+		// cudnn::detail::dgrad_engine<float, ...>, wgrad_alg0_engine<float,
+		// ...>: convolution engines, not batch norm or pooling.
+		for _, m := range []string{"dgrad", "wgrad", "conv", "winograd", "fft", "implicit"} {
+			if strings.Contains(lower, m) {
+				return true
+			}
+		}
+	}
+	return false
+}

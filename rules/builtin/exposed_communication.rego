@@ -20,7 +20,7 @@
 #
 #   **Fix.**
 #
-#   ```python
+#   ```python variant=default
 #   model = DDP(model, device_ids=[rank],
 #               bucket_cap_mb=50,               # tune: larger buckets, fewer collectives
 #               gradient_as_bucket_view=True)
@@ -30,6 +30,20 @@
 #       with ctx:
 #           model(micro).loss.backward()
 #   # FSDP: backward_prefetch=BackwardPrefetch.BACKWARD_PRE, limit_all_gathers=True
+#   ```
+#
+#   When most of the exposed time is waiting for the last rank to arrive
+#   (the collectives start far apart across ranks and end together), the
+#   network is not the problem: one rank enters the collective late. Fix
+#   what makes that rank slow (its own findings), balance the work (uneven
+#   batches, embedding shards, sequence lengths), and profile several steps
+#   so one late start is not mistaken for a pattern:
+#
+#   ```python variant=skew
+#   # every rank, the same steps:
+#   schedule = torch.profiler.schedule(wait=5, warmup=2, active=5)
+#   # then analyze the ranks together to see who arrives last and why:
+#   #   stepdoctor analyze ./log/     (one trace per rank)
 #   ```
 #
 #   Balance work across ranks (same sequence lengths per rank, even
@@ -72,13 +86,28 @@ ranks := sprintf(" (rank %d of %d)", [input.rank, input.world_size]) if {
 confidence := "confirmed" if input.comm_overlap_ratio < 0.5
 else := "likely"
 
+# waiting: the part of the exposed time this rank waits for the last rank
+# to arrive (ranks analyzed together).
+waiting := min([input.rank_collective_wait_ratio, input.exposed_comm_ratio]) if input.rank_collective_wait_ratio != null
+
+late if waiting >= 0.5 * input.exposed_comm_ratio
+
+skew_note := sprintf("; %s of it is waiting for the last rank to arrive (collective starts up to %s apart across %d ranks): a late rank, not the network", [
+	lib.pct(waiting), lib.dur(input.collective_skew_us.max), input.rank_count,
+]) if late
+else := ""
+
+fix := "skew" if late
+else := "default"
+
 finding contains f if {
 	not unbucketed_allreduce.claims
 	exposed := input.exposed_comm_ratio
 	exposed >= params.min_exposed_ratio
 	input.kernel_count >= params.min_kernels
 	f := {
-		"msg": sprintf("Communication kernels run %s %s%s and only %s of that overlaps compute: %s is exposed communication", [lib.pct(input.comm_kernel_time_ratio), lib.of_time, ranks, lib.pct(input.comm_overlap_ratio), lib.pct(exposed)]),
+		"msg": sprintf("Communication kernels run %s %s%s and only %s of that overlaps compute: %s is exposed communication%s", [lib.pct(input.comm_kernel_time_ratio), lib.of_time, ranks, lib.pct(input.comm_overlap_ratio), lib.pct(exposed), skew_note]),
+		"fix": fix,
 		"impact": exposed,
 		"confidence": confidence,
 		"severity": lib.severity(exposed, "high"),

@@ -22,7 +22,7 @@
 #
 #   **Fix.** Move data once, in one piece:
 #
-#   ```python
+#   ```python variant=default
 #   # before: one copy per tensor
 #   batch = {k: v.to(device) for k, v in batch.items()}      # n copies
 #   # after: pack once on the host (pinned), copy once, split on the GPU
@@ -30,6 +30,15 @@
 #   flat = flat.to(device, non_blocking=True)
 #   # build batches with one torch.cat on the host, not many torch.stack
 #   # or copy_ calls on the device; keep constants on the GPU across steps
+#   ```
+#
+#   Device-to-device copies every step under DDP are the gradient buckets
+#   being copied back into `.grad`; let the gradients be views of the
+#   buckets:
+#
+#   ```python variant=dtod
+#   model = torch.nn.parallel.DistributedDataParallel(
+#       model, device_ids=[rank], gradient_as_bucket_view=True)
 #   ```
 #
 #   **Impact estimate.** `memcpy_per_step x fixed_cost_us / mean step time`
@@ -70,12 +79,28 @@ else := 0
 
 impact := max([0, min([estimate, input.memcpy_time_ratio - pageable_memcpy.claim])])
 
+# Copies that never cross the host boundary (all device to device).
+on_device if {
+	lib.num(input.memcpy_htod_count) + lib.num(input.memcpy_dtoh_count) == 0
+	lib.num(input.memcpy_dtod_count) > 0
+}
+
+where := "on the device (device to device)" if on_device
+else := "between host and device"
+
+ddp := "; under DDP these are usually bucket-to-gradient copies: gradient_as_bucket_view=True removes them" if on_device
+else := ""
+
+fix := "dtod" if on_device
+else := "default"
+
 finding contains f if {
 	n := input.memcpy_per_step
 	n >= params.min_per_step
 	mean_bytes < params.max_mean_bytes
 	f := {
-		"msg": sprintf("%s copies per step between host and device, %s KiB each on average; copies take %s %s", [lib.fixed(n, 0), lib.fixed(round(mean_bytes / 102.4) / 10, 1), lib.pct(input.memcpy_time_ratio), lib.of_time]),
+		"msg": sprintf("%s copies per step %s, %s KiB each on average; copies take %s %s%s", [lib.fixed(n, 0), where, lib.fixed(round(mean_bytes / 102.4) / 10, 1), lib.pct(input.memcpy_time_ratio), lib.of_time, ddp]),
+		"fix": fix,
 		"impact": impact,
 		"severity": lib.severity(impact, "medium"),
 		"evidence": [

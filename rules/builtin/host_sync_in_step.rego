@@ -76,12 +76,18 @@ claims if input.sync_per_step >= params.min_per_step
 top := sprintf("; most in %s", [lib.top_culprit("sync")]) if input.idle_culprits.sync[0]
 else := ""
 
+# While a sync blocks behind queued GPU work, the GPU idle is the queued
+# wait (idle-gap-queued's); say so instead of looking harmless.
+queued := sprintf("; while they block, the GPU also waits %s %s with its next work queued (see idle-gap-queued)", [lib.pct(input.gpu_idle_queued_sync_ratio), lib.of_time]) if {
+	input.gpu_idle_queued_sync_ratio >= 0.02
+} else := ""
+
 finding contains f if {
 	claims
 	n := input.sync_per_step
 	idle := input.gpu_idle_sync_ratio
 	f := {
-		"msg": sprintf("The host synchronizes with the GPU %s times per step (.item(), .cpu(), torch.cuda.synchronize() or blocking copies); the GPU sits idle %s %s while the host waits in them%s", [lib.fixed(n, 1), lib.pct(idle), lib.of_time, top]),
+		"msg": sprintf("The host synchronizes with the GPU %s times per step (.item(), .cpu(), torch.cuda.synchronize() or blocking copies); the GPU sits idle %s %s while the host waits in them%s%s", [lib.fixed(n, 1), lib.pct(idle), lib.of_time, top, queued]),
 		"impact": idle,
 		"severity": lib.severity(idle, "high"),
 		"evidence": [

@@ -19,12 +19,15 @@
 #   # code that reads .grad before backward must accept None
 #   ```
 #
-#   **Impact estimate.** `zero_grad_fill_per_step x fill_cost_us / mean
-#   step time` (5 us per fill: a dispatch plus a kernel launch, a stepdoctor
-#   estimate), never more than the GPU idle time in optimizer spans
+#   **Impact estimate.** The GPU idle time charged to
+#   `Optimizer.zero_grad#...` spans (the optimizer cause's culprits in
+#   `idle_culprits`), measured; without that breakdown,
+#   `zero_grad_fill_per_step x fill_cost_us / mean step time` (5 us per
+#   fill: a dispatch plus a kernel launch, a stepdoctor estimate). Never
+#   more than the GPU idle time in optimizer spans
 #   (`gpu_idle_optimizer_ratio`; without a GPU, `optimizer_time_ratio`).
 #   That share is claimed here and subtracted from optimizer-foreach, so the
-#   two never count the same time. Likely: estimated.
+#   two never count the same time.
 #
 #   **Severity.** By impact: medium from 2%, low below (at most medium).
 # custom:
@@ -56,9 +59,23 @@ else := 1
 estimate := (input.zero_grad_fill_per_step * params.fill_cost_us) / input.step_time_us.mean if input.step_time_us.mean > 0
 else := 0
 
+# measured: the GPU idle charged to Optimizer.zero_grad#... spans (the
+# optimizer cause's culprits), as a share of the window.
+measured := sum([c.idle_us |
+	some c in input.idle_culprits.optimizer
+	startswith(c.name, "Optimizer.zero_grad#")
+]) / input.window_us if {
+	input.window_us > 0
+	input.idle_culprits.optimizer
+}
+
 # claim: the optimizer idle time this rule owns (0 when it does not fire),
-# read by optimizer-foreach.
-claim := min([estimate, bound]) if applies
+# read by optimizer-foreach. Measured when the trace charges idle time to
+# zero_grad spans; else the fill-count estimate.
+claim := min([measured, bound]) if {
+	applies
+	measured
+} else := min([estimate, bound]) if applies
 else := 0
 
 finding contains f if {
