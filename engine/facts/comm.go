@@ -70,8 +70,16 @@ func (d *deriver) comm() {
 			if d.is(e, kAllocator) {
 				alloc++
 			}
-		case (e.Cat == trace.CatCPUOp || e.Cat == trace.CatNone) && !d.isAnnotation(e):
-			compute = append(compute, interval{e.TS, e.End()})
+		}
+	}
+	if len(commIv) > 0 {
+		// Other host work that may hide the collectives: every CPU
+		// operator (collectives excluded).
+		for i := range evs {
+			e := &evs[i]
+			if e.Ph == trace.PhComplete && (e.Cat == trace.CatCPUOp || e.Cat == trace.CatNone) && !d.is(e, kCommCPU) && !d.isAnnotation(e) && d.inWindow(e.TS) {
+				compute = append(compute, interval{e.TS, e.End()})
+			}
 		}
 	}
 	commSet := intersect(unionOf(commIv), ivset(d.window))

@@ -96,6 +96,7 @@ type deriver struct {
 	annots      []int         // user_annotation events other than steps (see annotations)
 	copyByCorr  map[int64]int // correlation -> GPU copy (see copyOf)
 	topChains   []topChain    // the longest elementwise chains (see keepChain)
+	syncSet     ivset         // union of the outermost host syncs (see syncUnion)
 }
 
 // Derive computes every fact of one trace. It never fails: a fact the trace

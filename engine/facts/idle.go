@@ -70,25 +70,74 @@ type Culprit struct {
 // gapPiece is part of a gap charged to what a host thread was doing.
 type gapPiece struct{ s, e int64 }
 
-// charger accumulates idle time per cause and per culprit event.
+// charger accumulates idle time per cause and per culprit name. Charges
+// to one event arrive together (gaps in time order; a thread's events of
+// one cause do not interleave), so each cause holds its current event and
+// folds it into its name's totals when the next event comes: no per-event
+// map.
 type charger struct {
 	totals  [numCauses]int64
-	byEv    [numCauses]map[int]int64 // event index -> charged ns
-	allocNS int64                    // part of runtime charged to allocator calls
+	byName  [numCauses]map[trace.Str]*nameAgg
+	pend    [numCauses]evCharge // the event being charged (ev -1: none)
+	started [numCauses]bool
+	allocNS int64 // part of runtime charged to allocator calls
 }
 
-func (c *charger) add(cause, ev int, ns int64) {
-	if ns <= 0 {
+// nameAgg totals the idle charged to the events of one name.
+type nameAgg struct {
+	ns, calls int64
+	top       []evCharge // the maxCulpritExamples events with most time
+}
+
+// evCharge is one event's charged time, for picking examples.
+type evCharge struct {
+	ev   int
+	ns   int64
+	ts   int64
+	name trace.Str
+}
+
+func (c *charger) add(cause int, ev evCharge) {
+	if ev.ns <= 0 {
 		return
 	}
-	c.totals[cause] += ns
-	if ev < 0 {
+	c.totals[cause] += ev.ns
+	if ev.ev < 0 {
 		return
 	}
-	if c.byEv[cause] == nil {
-		c.byEv[cause] = map[int]int64{}
+	if c.started[cause] && c.pend[cause].ev == ev.ev {
+		c.pend[cause].ns += ev.ns
+		return
 	}
-	c.byEv[cause][ev] += ns
+	c.flush(cause)
+	c.pend[cause], c.started[cause] = ev, true
+}
+
+// flush folds the cause's current event into its name's totals.
+func (c *charger) flush(cause int) {
+	if !c.started[cause] {
+		return
+	}
+	p := c.pend[cause]
+	c.started[cause] = false
+	if c.byName[cause] == nil {
+		c.byName[cause] = map[trace.Str]*nameAgg{}
+	}
+	a := c.byName[cause][p.name]
+	if a == nil {
+		a = &nameAgg{}
+		c.byName[cause][p.name] = a
+	}
+	a.ns += p.ns
+	a.calls++
+	a.top = keepTop(a.top, p, maxCulpritExamples)
+}
+
+// done flushes every cause.
+func (c *charger) done() {
+	for k := range numCauses {
+		c.flush(k)
+	}
 }
 
 // idleCauses charges every GPU idle gap in W to a cause (DESIGN.md rev 3):
@@ -108,14 +157,22 @@ func (d *deriver) idleCauses(win ivset) {
 		}
 	}
 	slices.SortStableFunc(acts, func(a, b int) int { return cmp.Compare(evs[a].TS, evs[b].TS) })
+	// The launches of that activity in start order, for trailing gaps
+	// (few: the ends of W's intervals), built on the first one.
 	var launchers []int
-	for _, i := range acts {
-		if li, ok := d.launchOf(&evs[i]); ok {
-			launchers = append(launchers, li)
+	launchersOnce := func() []int {
+		if launchers == nil {
+			launchers = []int{}
+			for _, i := range acts {
+				if li, ok := d.launchOf(&evs[i]); ok {
+					launchers = append(launchers, li)
+				}
+			}
+			slices.SortFunc(launchers, func(a, b int) int { return cmp.Or(cmp.Compare(evs[a].TS, evs[b].TS), cmp.Compare(a, b)) })
+			launchers = slices.Compact(launchers)
 		}
+		return launchers
 	}
-	slices.SortFunc(launchers, func(a, b int) int { return cmp.Or(cmp.Compare(evs[a].TS, evs[b].TS), cmp.Compare(a, b)) })
-	launchers = slices.Compact(launchers)
 
 	var ch charger
 	tl := d.newTimeline()
@@ -123,19 +180,33 @@ func (d *deriver) idleCauses(win ivset) {
 		tl.add(0, x.s, x.e) // kind 0: busy
 	}
 	charge := func(cause, ev int, s, e int64) {
-		ch.add(cause, ev, e-s)
+		x := evCharge{ev: ev, ns: e - s}
+		if ev >= 0 {
+			x.ts, x.name = evs[ev].TS, evs[ev].Name
+		}
+		ch.add(cause, x)
 		if cause == causeRuntime && ev >= 0 && d.is(&evs[ev], kAllocator) {
 			ch.allocNS += e - s
 		}
 		tl.add(1+cause, s, e)
 	}
 	host := map[thread][]gapPiece{}
-	var queued []interval // queued pieces, in time order
-	var leadingNS int64   // queued time before the first GPU activity in W
-	var latencyNS int64   // queued time of work that started soon after its launch returned
+	// Queued pieces that overlap a host sync, in time order, for
+	// queuedWhileSynced (a cursor over the syncs' union: gaps come in time
+	// order).
+	syncSet := d.syncUnion()
+	sj := 0
+	var queued []interval
+	var leadingNS int64 // queued time before the first GPU activity in W
+	var latencyNS int64 // queued time of work that started soon after its launch returned
 	chargeQueued := func(next int, s, e int64, leading, latency bool) {
 		charge(causeQueued, next, s, e)
-		queued = append(queued, interval{s, e})
+		for sj < len(syncSet) && syncSet[sj].e <= s {
+			sj++
+		}
+		if sj < len(syncSet) && syncSet[sj].s < e {
+			queued = append(queued, interval{s, e})
+		}
 		if leading {
 			leadingNS += e - s
 		} else if latency {
@@ -153,6 +224,7 @@ func (d *deriver) idleCauses(win ivset) {
 		if k == len(acts) || evs[acts[k]].TS != b || !d.inWindow(b) {
 			// Trailing gap: charged wholly to what the thread of the last
 			// launch before it was doing.
+			launchers := launchersOnce()
 			j, _ := slices.BinarySearchFunc(launchers, a, func(i int, ts int64) int { return cmp.Compare(evs[i].TS, ts) })
 			if j == 0 {
 				charge(causeUntraced, -1, a, b)
@@ -191,6 +263,7 @@ func (d *deriver) idleCauses(win ivset) {
 		}
 	}
 	d.chargeHost(host, charge)
+	ch.done()
 
 	out := []**float64{&d.f.GPUIdleQueuedRatio, &d.f.GPUIdleLaunchRatio, &d.f.GPUIdleSyncRatio, &d.f.GPUIdleDataloaderRatio,
 		&d.f.GPUIdleWarmupRatio, &d.f.GPUIdleRuntimeRatio, &d.f.GPUIdleOptimizerRatio, &d.f.GPUIdleCPUOpRatio,
@@ -213,16 +286,13 @@ func (d *deriver) idleCauses(win ivset) {
 func (d *deriver) queuedWhileSynced(queued ivset) {
 	evs := d.t.Events
 	syncs := d.hot["sync"]
-	iv := make([]interval, len(syncs))
-	for k, i := range syncs {
-		iv[k] = interval{evs[i].TS, evs[i].End()}
-	}
-	d.f.GPUIdleQueuedSyncRatio = d.ratio(overlap(queued, unionOf(iv)))
+	d.f.GPUIdleQueuedSyncRatio = d.ratio(overlap(queued, d.syncUnion()))
 	var ch charger
 	for _, i := range syncs {
-		ch.add(causeQueued, i, queued.clipLen(evs[i].TS, evs[i].End()))
+		ch.add(causeQueued, evCharge{ev: i, ns: queued.clipLen(evs[i].TS, evs[i].End()), ts: evs[i].TS, name: evs[i].Name})
 	}
-	d.f.QueuedSyncCulprits = d.culpritList(ch.byEv[causeQueued])
+	ch.done()
+	d.f.QueuedSyncCulprits = d.culpritList(ch.byName[causeQueued])
 }
 
 // launchOf returns the runtime/driver call that launched a GPU activity
@@ -242,13 +312,19 @@ func (d *deriver) hostCause(i int) int {
 	switch {
 	case !isCPU(e):
 		return -1
-	case d.is(e, kSync) || d.blocking[i]:
+	case d.is(e, kSync):
 		return causeSync
 	case d.is(e, kDataLoader):
 		return causeDataloader
-	case d.oneOff[i]:
-		return causeWarmup
 	case e.Cat.IsRuntime():
+		// Blocking copies and one-off calls are runtime calls: look them
+		// up only for those.
+		switch {
+		case d.blocking[i]:
+			return causeSync
+		case d.oneOff[i]:
+			return causeWarmup
+		}
 		return causeRuntime
 	case d.is(e, kOptimizer):
 		return causeOptimizer
@@ -278,24 +354,8 @@ func (d *deriver) chargeHost(host map[thread][]gapPiece, charge func(cause, ev i
 	for k, th := range threads {
 		slot[th] = k
 	}
-	// Per thread and host cause, the event indexes.
-	byCause := make([][][]int, len(threads))
-	for k := range byCause {
-		byCause[k] = make([][]int, numCauses)
-	}
-	for i := range evs {
-		e := &evs[i]
-		if e.Ph != trace.PhComplete || e.Cat.IsGPU() {
-			continue
-		}
-		k, ok := slot[thread{e.PID, e.TID}]
-		if !ok {
-			continue
-		}
-		if c := d.hostCause(i); c >= 0 {
-			byCause[k][c] = append(byCause[k][c], i)
-		}
-	}
+	// Per thread, the time to charge: its gap pieces, merged.
+	bases := make([]ivset, len(threads))
 	for k, th := range threads {
 		pieces := host[th]
 		slices.SortFunc(pieces, func(a, b gapPiece) int { return cmp.Compare(a.s, b.s) })
@@ -303,6 +363,59 @@ func (d *deriver) chargeHost(host map[thread][]gapPiece, charge func(cause, ev i
 		for _, p := range pieces {
 			base = mergeNext(base, interval{p.s, p.e})
 		}
+		bases[k] = base
+	}
+	// Per thread and host cause, the events that overlap the thread's
+	// pieces (the others cannot be charged, nor can their children, which
+	// lie inside them).
+	byCause := make([][][]int, len(threads))
+	for k := range byCause {
+		byCause[k] = make([][]int, numCauses)
+	}
+	// A thread's events come in start order (Kineto 2.x) or in end order
+	// (the 2020-2021 exporter): a cursor per thread into its pieces, on
+	// starts or on ends, answers the overlap test; a binary search when an
+	// event is out of both orders. With pieces sorted and disjoint, [s, e)
+	// overlaps one iff the last piece starting before e ends after s.
+	type cur struct {
+		j            int // pieces starting before the previous end
+		prevS, prevE int64
+	}
+	cursors := make([]cur, len(threads))
+	overlaps := func(k int, s, e int64) bool {
+		b, c := bases[k], &cursors[k]
+		j := c.j
+		if e < c.prevE {
+			j, _ = slices.BinarySearchFunc(b, e, func(x interval, t int64) int { return cmp.Compare(x.s, t) })
+		}
+		for j < len(b) && b[j].s < e {
+			j++
+		}
+		c.j, c.prevE = j, e
+		return j > 0 && b[j-1].e > s
+	}
+	last, lastSlot := thread{-1, -1}, -1
+	for i := range evs {
+		e := &evs[i]
+		if e.Ph != trace.PhComplete || e.Cat.IsGPU() {
+			continue
+		}
+		if th := (thread{e.PID, e.TID}); th != last {
+			last, lastSlot = th, -1
+			if k, ok := slot[th]; ok {
+				lastSlot = k
+			}
+		}
+		k := lastSlot
+		if k < 0 || !overlaps(k, e.TS, e.End()) {
+			continue
+		}
+		if c := d.hostCause(i); c >= 0 {
+			byCause[k][c] = append(byCause[k][c], i)
+		}
+	}
+	for k := range threads {
+		base := bases[k]
 		roles := make([]ivset, 0, numCauses-firstHostCause)
 		tags := make([][]tagged, 0, numCauses-firstHostCause)
 		for c := firstHostCause; c < causeUntraced; c++ {
@@ -359,11 +472,22 @@ type tagged struct {
 // disjoint segments, in time order, each tagged with the outermost event
 // covering it, or the innermost when innermost is set. A child that
 // outlasts its parent is cut at the parent's end.
+//
+// Events in start order (Kineto 2.x) are swept forward; events in end order
+// (the 2020-2021 exporter wrote each operator when it returned) are swept
+// backward, on mirrored time, so neither needs a sort.
 func tagSegments(evs []trace.Event, idx []int, innermost bool) []tagged {
 	if len(idx) == 0 {
 		return nil
 	}
-	sortByStart(evs, idx)
+	mirror := orderForSweep(evs, idx)
+	span := func(i int) (int64, int64) {
+		e := &evs[i]
+		if mirror {
+			return -e.End(), -e.TS
+		}
+		return e.TS, e.End()
+	}
 	type open struct {
 		ev  int
 		end int64
@@ -393,22 +517,28 @@ func tagSegments(evs []trace.Event, idx []int, innermost bool) []tagged {
 		}
 	}
 	for _, i := range idx {
-		e := &evs[i]
-		pop(e.TS)
+		s, e := span(i)
+		pop(s)
 		if len(stack) == 0 {
-			t = e.TS
+			t = s
 		} else {
-			emit(e.TS)
+			emit(s)
 		}
-		end := e.End()
+		end := e
 		if len(stack) > 0 {
 			end = min(end, stack[len(stack)-1].end)
 		}
-		if end > e.TS {
+		if end > s {
 			stack = append(stack, open{i, end})
 		}
 	}
 	pop(int64(1<<63 - 1))
+	if mirror {
+		slices.Reverse(out)
+		for k := range out {
+			out[k].s, out[k].e = -out[k].e, -out[k].s
+		}
+	}
 	return out
 }
 
@@ -416,7 +546,7 @@ func tagSegments(evs []trace.Event, idx []int, innermost bool) []tagged {
 func (d *deriver) culprits(ch *charger) map[string][]Culprit {
 	out := map[string][]Culprit{}
 	for c := range numCauses {
-		if list := d.culpritList(ch.byEv[c]); len(list) > 0 {
+		if list := d.culpritList(ch.byName[c]); len(list) > 0 {
 			out[IdleCauses[c]] = list
 		}
 	}
@@ -426,52 +556,56 @@ func (d *deriver) culprits(ch *charger) map[string][]Culprit {
 	return out
 }
 
-// culpritList groups charged events (event index -> ns) by name and keeps
-// the top maxCulprits names, most idle first, each with its examples, user
-// Python frame and record_function scope.
-func (d *deriver) culpritList(byEv map[int]int64) []Culprit {
-	if len(byEv) == 0 {
+// culpritList keeps the top maxCulprits names, most idle first, each with
+// its examples (the events with most charged time), user Python frame and
+// record_function scope.
+func (d *deriver) culpritList(byName map[trace.Str]*nameAgg) []Culprit {
+	if len(byName) == 0 {
 		return nil
 	}
 	evs := d.t.Events
-	names := map[trace.Str][]int{}
-	total := map[trace.Str]int64{}
-	for i, ns := range byEv {
-		if ns <= 0 {
-			continue
-		}
-		n := evs[i].Name
-		names[n] = append(names[n], i)
-		total[n] += ns
-	}
-	list := make([]Culprit, 0, len(names))
-	keep := make(map[string][]int, len(names))
-	for n, idx := range names {
+	list := make([]Culprit, 0, len(byName))
+	keep := make(map[string][]evCharge, len(byName))
+	for n, a := range byName {
 		name := d.t.Str(n)
-		list = append(list, Culprit{Name: name, Calls: int64(len(idx)), IdleUS: float64(total[n]) / 1e3})
-		keep[name] = idx
+		list = append(list, Culprit{Name: name, Calls: a.calls, IdleUS: float64(a.ns) / 1e3})
+		keep[name] = a.top
 	}
 	slices.SortFunc(list, func(a, b Culprit) int { return cmp.Or(cmp.Compare(b.IdleUS, a.IdleUS), cmp.Compare(a.Name, b.Name)) })
 	if len(list) > maxCulprits {
 		list = list[:maxCulprits]
 	}
 	for k := range list {
-		idx := keep[list[k].Name]
-		slices.SortFunc(idx, func(a, b int) int { return cmp.Or(cmp.Compare(byEv[b], byEv[a]), cmp.Compare(evs[a].TS, evs[b].TS)) })
-		if len(idx) > maxCulpritExamples {
-			idx = idx[:maxCulpritExamples]
+		top := keep[list[k].Name]
+		for _, x := range top {
+			list[k].Examples = append(list[k].Examples, d.ref(&evs[x.ev]))
 		}
-		for _, i := range idx {
-			list[k].Examples = append(list[k].Examples, d.ref(&evs[i]))
-		}
-		list[k].Site = d.userFrame(idx[0])
-		list[k].Scope = d.scopeOf(idx[0])
-		if g, ok := d.copyOf(idx[0]); ok {
+		first := top[0].ev
+		list[k].Site = d.userFrame(first)
+		list[k].Scope = d.scopeOf(first)
+		if g, ok := d.copyOf(first); ok {
 			list[k].Copy = d.t.Name(&evs[g])
 			list[k].CopyBytes = evs[g].Bytes
 		}
 	}
 	return list
+}
+
+// keepTop inserts x into top (most time first, ties: earliest), keeping n.
+func keepTop(top []evCharge, x evCharge, n int) []evCharge {
+	j := len(top)
+	for j > 0 && (x.ns > top[j-1].ns || x.ns == top[j-1].ns && x.ts < top[j-1].ts) {
+		j--
+	}
+	if j >= n {
+		return top
+	}
+	if len(top) < n {
+		top = append(top, evCharge{})
+	}
+	copy(top[j+1:], top[j:])
+	top[j] = x
+	return top
 }
 
 // scopeOf returns the innermost record_function region (a user_annotation
@@ -541,15 +675,31 @@ func (d *deriver) oneOffCalls() {
 		return
 	}
 	evs := d.t.Events
+	minNS := min(int64(oneOffMinNS), d.windowNS/20)
+	counted := func(i int) bool {
+		e := &evs[i]
+		return isCPU(e) && !d.is(e, kSync) && !d.blocking[i] && d.inWindow(e.TS)
+	}
+	// Only names with a call of at least minNS can have a one-off: find
+	// them first, then collect just their calls for the median.
+	slowName := map[trace.Str]bool{}
+	for _, i := range d.calls {
+		if e := &evs[i]; e.Dur >= minNS && counted(i) {
+			slowName[e.Name] = true
+		}
+	}
+	if len(slowName) == 0 {
+		if d.hasGPU {
+			d.f.WarmupRatio = f64(0)
+		}
+		return
+	}
 	byName := map[trace.Str][]int{}
 	for _, i := range d.calls {
-		e := &evs[i]
-		if !isCPU(e) || d.is(e, kSync) || d.blocking[i] || !d.inWindow(e.TS) {
-			continue
+		if e := &evs[i]; slowName[e.Name] && counted(i) {
+			byName[e.Name] = append(byName[e.Name], i)
 		}
-		byName[e.Name] = append(byName[e.Name], i)
 	}
-	minNS := min(int64(oneOffMinNS), d.windowNS/20)
 	var spans []interval
 	for _, idx := range byName {
 		durs := make([]float64, len(idx))
@@ -662,4 +812,65 @@ func isUserFile(path string) bool {
 		return false
 	}
 	return true
+}
+
+// orderForSweep orders event indexes for tagSegments' sweep: by start,
+// longer first, then file order; or, for mirror, by end descending, longer
+// first, then file order reversed (the same order on mirrored time). Events
+// of one thread come in start order or in end order; those are put in order
+// in place (only runs of equal times are sorted), and other orders sorted.
+func orderForSweep(evs []trace.Event, idx []int) (mirror bool) {
+	byStart, byEnd := true, true
+	for k := 1; k < len(idx) && (byStart || byEnd); k++ {
+		a, b := &evs[idx[k-1]], &evs[idx[k]]
+		byStart = byStart && a.TS <= b.TS
+		byEnd = byEnd && a.End() <= b.End()
+	}
+	if !byStart && byEnd {
+		slices.Reverse(idx)
+	} else if !byStart {
+		sortByStart(evs, idx)
+		return false
+	}
+	key := func(i int) int64 {
+		if !byStart {
+			return -evs[i].End()
+		}
+		return evs[i].TS
+	}
+	tie := func(a, b int) int {
+		ea, eb := &evs[a], &evs[b]
+		if !byStart {
+			return cmp.Or(cmp.Compare(eb.Dur, ea.Dur), cmp.Compare(eb.Index, ea.Index))
+		}
+		return cmp.Or(cmp.Compare(eb.Dur, ea.Dur), cmp.Compare(ea.Index, eb.Index))
+	}
+	for lo := 0; lo < len(idx); {
+		hi := lo + 1
+		for hi < len(idx) && key(idx[hi]) == key(idx[lo]) {
+			hi++
+		}
+		if hi-lo > 1 {
+			slices.SortFunc(idx[lo:hi], tie)
+		}
+		lo = hi
+	}
+	return !byStart
+}
+
+// syncUnion is the union of the outermost host syncs in W (set by host).
+func (d *deriver) syncUnion() ivset {
+	if d.syncSet == nil {
+		evs := d.t.Events
+		syncs := d.hot["sync"]
+		iv := make([]interval, len(syncs))
+		for k, i := range syncs {
+			iv[k] = interval{evs[i].TS, evs[i].End()}
+		}
+		d.syncSet = unionOf(iv)
+		if d.syncSet == nil {
+			d.syncSet = ivset{}
+		}
+	}
+	return d.syncSet
 }
