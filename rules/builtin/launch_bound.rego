@@ -140,12 +140,8 @@ host_idle := lib.host_issue_idle - allocator_churn.claim
 
 impact := max([0, host_idle - repeated_small_op.claim])
 
-culprit_note := concat("", ["; the GPU waits most on ", concat("; ", [lib.culprit(c) |
-	some cause in ["cpu_op", "launch", "python", "runtime"]
-	c := input.idle_culprits[cause][0]
-])]) if {
-	some cause in ["cpu_op", "launch", "python", "runtime"]
-	input.idle_culprits[cause][0]
+culprit_note := concat("", ["; the GPU waits most on ", lib.host_issue_culprits(3), lib.ddp_broadcast_note]) if {
+	lib.host_issue_culprits(3) != ""
 } else := ""
 
 

@@ -112,3 +112,30 @@ rocm if input.gpu_vendor == "amd"
 
 # compiled: the code already runs under torch.compile (Inductor kernels).
 compiled if input.torch_compiled == true
+
+# host_issue_culprits(n) joins the n largest culprits of the causes the
+# launch rules claim (operators, launch calls, Python frames, runtime calls
+# other than the allocator's), most idle first.
+host_issue_culprits(n) := concat("; ", [culprit(x[2]) |
+	ranked := sort([[0 - c.idle_us, c.name, c] |
+		some cause in ["cpu_op", "launch", "python", "runtime"]
+		some c in input.idle_culprits[cause]
+		not allocator_call[c.name]
+	])
+	some k, x in ranked
+	k < n
+])
+
+allocator_call := {
+	"cudaMalloc", "cudaFree", "cudaMallocAsync", "cudaFreeAsync", "cudaMallocHost", "cudaHostAlloc",
+	"cudaFreeHost", "hipMalloc", "hipFree", "hipMallocAsync", "hipFreeAsync", "hipHostMalloc", "hipHostFree",
+}
+
+# ddp_broadcast_note names DDP's per-step buffer broadcast when the GPU
+# waits on it (unflatten_dense_tensors / _broadcast_coalesced inside
+# DistributedDataParallel.forward).
+ddp_broadcast_note := "; the unflatten_dense_tensors in DistributedDataParallel.forward is DDP broadcasting buffers (BatchNorm statistics) every step: DDP(model, broadcast_buffers=False) when they need not be synced, or SyncBatchNorm" if {
+	some c in input.idle_culprits.cpu_op
+	c.name in {"aten::unflatten_dense_tensors", "aten::_broadcast_coalesced", "c10d::broadcast_"}
+	contains(c.scope, "DistributedDataParallel.forward")
+} else := ""
