@@ -490,7 +490,7 @@ func attnCost(a *opArgs, bshd, bwd bool, causalAt, first int) (opCost, bool) {
 		c.kind = kindAttnBwd
 		c.flops *= 2.5
 		// read grad_out, q, k, v, out; write dq, dk, dv
-		c.bytes = 2*c.bytes + a.bytesOf(first+1) + a.bytesOf(first+2) - out
+		c.bytes *= 2
 	}
 	c.tiles = b * h * ceilDiv(sq, tileSize)
 	return c, true
