@@ -37,7 +37,7 @@ func checkFactRanges(line []byte) error {
 			continue
 		}
 		switch d.Unit {
-		case facts.UnitRatio, facts.UnitCount, facts.UnitPerStep, facts.UnitPerMS, facts.UnitUS, facts.UnitBytes, facts.UnitBytesPerStep:
+		case facts.UnitRatio, facts.UnitCount, facts.UnitPerStep, facts.UnitPerMS, facts.UnitUS, facts.UnitBytes, facts.UnitBytesPerStep, facts.UnitFLOPS:
 			var v float64
 			if err := json.Unmarshal(raw, &v); err != nil {
 				return fmt.Errorf("fact %s: %w", d.Name, err)

@@ -403,10 +403,25 @@ func fmtUnit(x float64, unit string) string {
 		return fixed(x, 2) + " / step"
 	case "per_ms":
 		return fixed(x, 2) + " / ms"
+	case "flops_per_s":
+		return fmtFLOPS(x)
 	case "":
 		return fixed(x, 3)
 	}
 	return fixed(x, 3) + " " + unit
+}
+
+// fmtFLOPS formats FLOP/s with an SI prefix: "298.6 TFLOP/s".
+func fmtFLOPS(x float64) string {
+	for _, p := range []struct {
+		v float64
+		s string
+	}{{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}} {
+		if math.Abs(x) >= p.v {
+			return fixed(x/p.v, 1) + " " + p.s + "FLOP/s"
+		}
+	}
+	return fixed(x, 0) + " FLOP/s"
 }
 
 // fmtPct formats a 0..1 ratio as a percentage with one decimal.

@@ -22,6 +22,8 @@ const (
 	HintRanks   = "only one rank was given: analyze the traces of all ranks together (the directory tensorboard_trace_handler wrote, one file per rank)"
 	HintTrain   = "the trace shows no backward pass nor optimizer step (inference): training rules do not apply"
 	HintAccel   = "the device is not a CUDA or ROCm GPU: GPU rules do not apply to this accelerator"
+	HintPeak    = "the primary GPU is not in the device peak table (engine/facts/devices.go: vendor datasheet peaks by deviceProperties name and SM/CU count), or the trace gives no device name: kernel efficiency needs the device's peak FLOP/s and bandwidth"
+	HintModel   = "no matmul, convolution or attention operator with recorded shapes launched kernels in the window (record_shapes=True records Input Dims)"
 	HintOptim   = "no Optimizer.step#... / Optimizer.zero_grad#... span was recorded (inference traces have none): profile training steps that call optimizer.step()"
 )
 
@@ -46,6 +48,8 @@ var needHints = map[facts.Need]struct {
 	facts.NeedLaunchLinks:   {HintLaunch, nil},
 	facts.NeedDataLoader:    {HintLoader, nil},
 	facts.NeedKernels:       {HintKernels, nil},
+	facts.NeedDevicePeak:    {HintPeak, func(f *facts.Facts) bool { return !f.HasGPU || f.Device == nil || f.DevicePeak != nil }},
+	facts.NeedModelledOps:   {HintModel, nil},
 	facts.NeedRanks:         {HintRanks, func(f *facts.Facts) bool { return f.RankCount != nil && *f.RankCount > 1 }},
 }
 

@@ -43,10 +43,11 @@ const (
 	UnitID           Unit = "id"             // an identifier (rank, device id)
 	UnitObject       Unit = "object"         // a nested object (not a number)
 	UnitStatsUS      Unit = "stats_us"       // {mean, p50, p90, max} in microseconds
+	UnitFLOPS        Unit = "flops_per_s"    // floating-point operations per second
 )
 
 // Units lists every unit a catalogue entry may have.
-var Units = []Unit{UnitUS, UnitBytes, UnitBytesPerStep, UnitRatio, UnitCount, UnitPerStep, UnitPerMS, UnitBool, UnitID, UnitObject, UnitStatsUS}
+var Units = []Unit{UnitUS, UnitBytes, UnitBytesPerStep, UnitRatio, UnitCount, UnitPerStep, UnitPerMS, UnitBool, UnitID, UnitObject, UnitStatsUS, UnitFLOPS}
 
 // StatsLeaves are the fields of a stats_us fact (StepStats), in order.
 var StatsLeaves = []string{"mean", "p50", "p90", "max"}
@@ -64,16 +65,18 @@ const (
 	NeedMemory        Need = "profile_memory"  // has_memory
 	NeedDistInfo      Need = "distributedInfo" // torch.distributed metadata
 	NeedRankID        Need = "distributedInfo or a rank in the file name"
-	NeedDeviceProps   Need = "deviceProperties"      // the primary device's properties
-	NeedKernels       Need = "kernels in W"          // primary-device kernels starting in W
-	NeedLaunchLinks   Need = "launch links"          // kernels linked to their launch calls
-	NeedLaunchCalls   Need = "launch calls"          // kernel launch calls in W
-	NeedDataLoader    Need = "DataLoader events"     // enumerate(DataLoader)#... spans
-	NeedCommKernels   Need = "communication kernels" // NCCL/RCCL kernels in W
-	NeedOptimizer     Need = "optimizer spans"       // Optimizer.step#... or zero_grad#... spans
-	NeedOptimizerStep Need = "optimizer step spans"  // Optimizer.step#... spans
-	NeedZeroGrad      Need = "zero_grad spans"       // Optimizer.zero_grad#... spans
-	NeedRanks         Need = "2+ ranks"              // several ranks analyzed together
+	NeedDeviceProps   Need = "deviceProperties"                      // the primary device's properties
+	NeedKernels       Need = "kernels in W"                          // primary-device kernels starting in W
+	NeedLaunchLinks   Need = "launch links"                          // kernels linked to their launch calls
+	NeedLaunchCalls   Need = "launch calls"                          // kernel launch calls in W
+	NeedDataLoader    Need = "DataLoader events"                     // enumerate(DataLoader)#... spans
+	NeedCommKernels   Need = "communication kernels"                 // NCCL/RCCL kernels in W
+	NeedOptimizer     Need = "optimizer spans"                       // Optimizer.step#... or zero_grad#... spans
+	NeedOptimizerStep Need = "optimizer step spans"                  // Optimizer.step#... spans
+	NeedZeroGrad      Need = "zero_grad spans"                       // Optimizer.zero_grad#... spans
+	NeedRanks         Need = "2+ ranks"                              // several ranks analyzed together
+	NeedDevicePeak    Need = "a device in the peak table"            // the primary GPU is in Devices
+	NeedModelledOps   Need = "matmul/conv/attention ops with shapes" // modelled operators that launched kernels in W
 )
 
 // Direction says which change of a fact is an improvement.
@@ -174,7 +177,7 @@ func UnitOf(name string) Unit {
 	if i := strings.LastIndexByte(name, '.'); i >= 0 {
 		name = name[i+1:]
 	}
-	for _, u := range []Unit{UnitBytesPerStep, UnitPerStep, UnitPerMS, UnitRatio, UnitCount, UnitBytes, UnitUS} {
+	for _, u := range []Unit{UnitFLOPS, UnitBytesPerStep, UnitPerStep, UnitPerMS, UnitRatio, UnitCount, UnitBytes, UnitUS} {
 		if strings.HasSuffix(name, "_"+string(u)) {
 			return u
 		}
@@ -302,6 +305,13 @@ var Catalogue = []Def{
 	{Name: "top_kernel_share", Unit: UnitRatio, Definition: "that kernel's summed duration / the summed duration of all compute kernels in W", Source: srcHere, Needs: []Need{NeedGPU, NeedKernels}},
 	{Name: "top_kernel_time_ratio", Unit: UnitRatio, Definition: "|union of that kernel's intervals clipped to W| / |W|", Source: srcHere, Needs: []Need{NeedGPU, NeedKernels}, Direction: LowerBetter},
 	{Name: "fp32_matmul_kernel_time_ratio", Unit: UnitRatio, Definition: "fp32 matmul/conv kernel time in W / |W|: kernels under aten mm/bmm/addmm/baddbmm/linear/matmul/conv*/scaled-dot-product ops whose Input type is float, or, without a recorded dtype, kernels named as fp32 GEMMs (sgemm without tf32/1688/tensorop/xmma); communication kernels excluded", Source: srcDesign + " rev 3", Needs: []Need{NeedGPU}, Direction: LowerBetter},
+	{Name: "device_peak", Unit: UnitObject, Definition: "the primary device's row of the peak table (engine/facts/devices.go, vendor datasheets), matched by deviceProperties name and SM/CU count: name, dense peak FLOP/s for fp32, tf32, bf16, fp16, fp8, memory_bytes_per_s, compute_units, source", Source: srcHere, Needs: []Need{NeedGPU, NeedDeviceProps, NeedDevicePeak}},
+	{Name: "modelled_kernel_time_ratio", Unit: UnitRatio, Definition: "kernel time of the modelled ops (outermost matmul/conv/attention/softmax/norm/elementwise operators with shapes, their kernels and their descendants' linked by correlation and External id) / the primary device's kernel time in W", Source: srcHere, Needs: []Need{NeedGPU, NeedShapes, NeedModelledOps}},
+	{Name: "modelled_flops_per_s", Unit: UnitFLOPS, Definition: "achieved FLOP/s of the modelled ops with FLOPs (matmul, conv, attention): their FLOPs from Input Dims / their kernel time", Source: srcHere, Needs: []Need{NeedGPU, NeedShapes, NeedModelledOps}, Direction: HigherBetter},
+	{Name: "kernel_peak_flops_ratio", Unit: UnitRatio, Definition: "kernel-time-weighted share of peak of the modelled ops with FLOPs: sum of FLOPs / the dtype's peak (fp32 against TF32 where the device has it) over their kernel time", Source: "TraceLens roofline; " + srcHere, Needs: []Need{NeedGPU, NeedShapes, NeedDevicePeak, NeedModelledOps}, Direction: HigherBetter},
+	{Name: "kernel_roofline_ratio", Unit: UnitRatio, Definition: "time the modelled ops would take at the roofline (max(FLOPs / peak, bytes / bandwidth)) / their kernel time: the share of attainable reached", Source: "TraceLens roofline; " + srcHere, Needs: []Need{NeedGPU, NeedShapes, NeedDevicePeak, NeedModelledOps}, Direction: HigherBetter},
+	{Name: "roofline_kinds", Unit: UnitObject, Definition: "per op kind (gemm, conv_fwd, conv_bwd, attention_fwd, attention_bwd, softmax, norm, elementwise, fused_pointwise): calls, kernel_us, kernel_share, flops, bytes, flops_per_s, bytes_per_s, intensity (FLOP/byte), bound (compute or memory), peak_ratio, roofline_ratio", Source: srcHere, Needs: []Need{NeedGPU, NeedShapes, NeedModelledOps}},
+	{Name: "roofline_ops", Unit: UnitObject, Definition: "the top 10 modelled op signatures (name, Input Dims, dtype) by kernel time: calls, kernel_us, kernel_share, time_ratio (of W), per-call flops and bytes, flops_per_s, bytes_per_s, intensity, bound, peak_flops_per_s and peak_dtype, peak_ratio, roofline_ratio, tiles (128x128 output tiles) vs compute_units, misaligned, causal, fused (attention)", Source: srcHere, Needs: []Need{NeedGPU, NeedShapes, NeedModelledOps}},
 	{Name: "optimizer_time_ratio", Unit: UnitRatio, Definition: "|union of Optimizer.step#... and Optimizer.zero_grad#... spans clipped to W| / |W|", Source: srcHere, Needs: []Need{NeedOptimizer}, Direction: LowerBetter},
 	{Name: "zero_grad_fill_per_step", Unit: UnitPerStep, Definition: "aten::zero_ calls inside Optimizer.zero_grad per step (set_to_none=False)", Source: srcTorch + " (Optimizer.zero_grad)", Needs: []Need{NeedZeroGrad, NeedSteps}, Direction: LowerBetter},
 	{Name: "optimizer_single_tensor", Unit: UnitBool, Definition: "the optimizer step runs per-parameter ops and no aten::_foreach_*/_fused_* ops", Source: srcTorch + " (foreach/fused optimizers)", Needs: []Need{NeedOptimizerStep}},

@@ -38,7 +38,7 @@ func TestCatalogueMatchesFacts(t *testing.T) {
 		if !slices.Contains(facts.Units, d.Unit) || d.Definition == "" || d.Source == "" {
 			t.Errorf("catalogue %s: unit %q, definition and source are required", d.Name, d.Unit)
 		}
-		for suf, unit := range map[string]facts.Unit{"_ratio": facts.UnitRatio, "_count": facts.UnitCount, "_per_ms": facts.UnitPerMS, "_per_step": facts.UnitPerStep, "_bytes": facts.UnitBytes, "_bytes_per_step": facts.UnitBytesPerStep, "_us": facts.UnitUS} {
+		for suf, unit := range map[string]facts.Unit{"_ratio": facts.UnitRatio, "_count": facts.UnitCount, "_per_ms": facts.UnitPerMS, "_per_step": facts.UnitPerStep, "_bytes": facts.UnitBytes, "_bytes_per_step": facts.UnitBytesPerStep, "_us": facts.UnitUS, "_flops_per_s": facts.UnitFLOPS} {
 			if strings.HasSuffix(d.Name, suf) && d.Unit != unit && !strings.HasSuffix(d.Name, "_bytes_per_step") && d.Unit != facts.UnitStatsUS {
 				t.Errorf("catalogue %s: unit %s does not match the name", d.Name, d.Unit)
 			}
@@ -80,7 +80,7 @@ func unitKind(ft reflect.Type) []facts.Unit {
 	case ft.Kind() == reflect.Bool:
 		return []facts.Unit{facts.UnitBool}
 	case ft.Kind() == reflect.Float64:
-		return []facts.Unit{facts.UnitUS, facts.UnitBytes, facts.UnitBytesPerStep, facts.UnitRatio, facts.UnitPerStep, facts.UnitPerMS, facts.UnitCount}
+		return []facts.Unit{facts.UnitUS, facts.UnitBytes, facts.UnitBytesPerStep, facts.UnitRatio, facts.UnitPerStep, facts.UnitPerMS, facts.UnitCount, facts.UnitFLOPS}
 	case ft.Kind() >= reflect.Int && ft.Kind() <= reflect.Int64:
 		return []facts.Unit{facts.UnitUS, facts.UnitBytes, facts.UnitCount, facts.UnitID}
 	}

@@ -237,6 +237,28 @@ type Facts struct {
 	// time AMP can shrink (DESIGN.md rev 3 "Impact").
 	FP32MatmulKernelTimeRatio *float64 `json:"fp32_matmul_kernel_time_ratio" expr:"fp32_matmul_kernel_time_ratio"`
 
+	// Kernel efficiency against the device's roofline (record_shapes=True).
+	// DevicePeak is the primary device's row of the peak table (Devices),
+	// nil for a device the table does not know. Modelled ops are the
+	// outermost matmul, convolution, attention, softmax, norm and
+	// elementwise operators with shapes (FLOP and byte models in
+	// flops.go); their kernel time is the kernels they and their
+	// descendants launched in W. modelled_kernel_time_ratio: that time /
+	// the primary device's kernel time in W. modelled_flops_per_s: the ops
+	// with FLOPs, total FLOPs / their kernel time. kernel_peak_flops_ratio:
+	// sum of FLOPs / peak of the op's dtype over their kernel time (the
+	// kernel-time-weighted share of peak); kernel_roofline_ratio: sum of
+	// time at the roofline (max(FLOPs / peak, bytes / bandwidth)) over the
+	// kernel time of all modelled ops. RooflineKinds and RooflineOps (the
+	// top 10 signatures by kernel time) break it down.
+	DevicePeak              *DevicePeak    `json:"device_peak" expr:"device_peak"`
+	ModelledKernelTimeRatio *float64       `json:"modelled_kernel_time_ratio" expr:"modelled_kernel_time_ratio"`
+	ModelledFLOPSPerS       *float64       `json:"modelled_flops_per_s" expr:"modelled_flops_per_s"`
+	KernelPeakFLOPSRatio    *float64       `json:"kernel_peak_flops_ratio" expr:"kernel_peak_flops_ratio"`
+	KernelRooflineRatio     *float64       `json:"kernel_roofline_ratio" expr:"kernel_roofline_ratio"`
+	RooflineKinds           []RooflineKind `json:"roofline_kinds" expr:"roofline_kinds"`
+	RooflineOps             []RooflineOp   `json:"roofline_ops" expr:"roofline_ops"`
+
 	// Optimizer, from Optimizer.step#... / Optimizer.zero_grad#... spans.
 	// optimizer_time_ratio: their union in W / |W|. zero_grad_fill_per_step:
 	// aten::zero_ calls inside zero_grad per step (set_to_none=False fills

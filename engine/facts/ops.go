@@ -338,6 +338,7 @@ func (d *deriver) opTables() {
 		d.f.FP32MatmulKernelTimeRatio = d.ratio(fp32KernelNS)
 	}
 	d.kernelTable(kstats)
+	d.roofline(x, kernelNS)
 	d.opTable(x)
 	d.optimizer(x)
 	d.repeatedOps(x)

@@ -193,8 +193,20 @@ func (p *parser) timeValue() (int64, bool, error) {
 	return v, ok, nil
 }
 
-// args reads the args object, keeping the keys facts use.
+// args reads the args object, keeping the keys facts use; the
+// record_shapes args (Input Dims, Input type, Concrete Inputs) go to the
+// trace's shape table (see OpShapes).
 func (p *parser) args(ev *Event) error {
+	p.shape = OpShapes{Index: ev.Index}
+	err := p.argsBody(ev)
+	if sh := p.shape; sh.Dims != 0 || sh.Types != 0 || sh.Concrete != 0 {
+		p.t.Shapes = append(p.t.Shapes, sh)
+		ev.Has |= HasShapes
+	}
+	return err
+}
+
+func (p *parser) argsBody(ev *Event) error {
 	lx := p.lx
 	if ok, err := lx.open('{'); !ok {
 		return err
@@ -230,6 +242,11 @@ func (p *parser) args(ev *Event) error {
 			continue
 		case "Input type":
 			if err := p.dtype(ev); err != nil {
+				return err
+			}
+			continue
+		case "Concrete Inputs":
+			if err := p.concrete(); err != nil {
 				return err
 			}
 			continue
@@ -460,8 +477,12 @@ func (p *parser) matchBeginEnd() {
 // ["float", "float", "", "Scalar"], and keeps the first tensor dtype.
 func (p *parser) dtype(ev *Event) error {
 	lx := p.lx
-	return p.items(func(c byte) error {
+	off0 := lx.offset()
+	p.shapeBegin()
+	err := p.items(func(c byte) error {
+		p.shapeSep('|')
 		if c != '"' {
+			p.shapeText("?")
 			return lx.skipValue()
 		}
 		off := lx.offset()
@@ -469,29 +490,72 @@ func (p *parser) dtype(ev *Event) error {
 		if err != nil {
 			return err
 		}
+		p.shapeBytes(b)
 		if ev.DType == 0 && len(b) > 0 && string(b) != "Scalar" && string(b) != "ScalarList" && string(b) != "TensorList" && string(b) != "GenericList" {
 			ev.DType = p.str(b, off)
 		}
 		return nil
 	})
+	p.shape.Types = p.shapeStr(off0)
+	return err
+}
+
+// concrete reads args["Concrete Inputs"], an array of strings ("", "[2,
+// 2]", "False", "1"), into the shape table, entries joined by "|".
+func (p *parser) concrete() error {
+	lx := p.lx
+	off0 := lx.offset()
+	p.shapeBegin()
+	err := p.items(func(c byte) error {
+		p.shapeSep('|')
+		if c != '"' {
+			p.shapeText("?")
+			return lx.skipValue()
+		}
+		b, err := lx.str()
+		if err != nil {
+			return err
+		}
+		p.shapeBytes(b)
+		return nil
+	})
+	p.shape.Concrete = p.shapeStr(off0)
+	return err
 }
 
 // inputDims reads args["Input Dims"], a list of shapes ([[32, 3, 224,
 // 224], [], ...]), keeping the leading dimension of the first non-empty
-// shape in ev.LeadDim.
+// shape in ev.LeadDim and the whole list in the shape table as compact
+// text ("[32,3,224,224],[],?": "?" for an entry or size that is not a
+// list or a number).
 func (p *parser) inputDims(ev *Event) error {
 	lx := p.lx
-	return p.items(func(c byte) error {
-		if c != '[' || ev.Has&HasLeadDim != 0 {
+	off0 := lx.offset()
+	p.shapeBegin()
+	err := p.items(func(c byte) error {
+		p.shapeSep(',')
+		if c != '[' {
+			p.shapeText("?")
 			return lx.skipValue()
 		}
-		return p.items(func(c byte) error {
-			if ev.Has&HasLeadDim != 0 || (c != '-' && (c < '0' || c > '9')) {
+		p.shapeText("[")
+		first := true
+		err := p.items(func(c byte) error {
+			if !first {
+				p.shapeText(",")
+			}
+			first = false
+			if c != '-' && (c < '0' || c > '9') {
+				p.shapeText("?")
 				return lx.skipValue()
 			}
 			b, err := lx.number()
 			if err != nil {
 				return err
+			}
+			p.shapeBytes(b)
+			if ev.Has&HasLeadDim != 0 {
+				return nil
 			}
 			if v, ok := parseInt(b); ok && v == int64(int32(v)) {
 				ev.LeadDim = int32(v)
@@ -499,5 +563,9 @@ func (p *parser) inputDims(ev *Event) error {
 			}
 			return nil
 		})
+		p.shapeText("]")
+		return err
 	})
+	p.shape.Dims = p.shapeStr(off0)
+	return err
 }

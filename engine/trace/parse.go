@@ -66,6 +66,11 @@ type parser struct {
 	recent  [1 << recentBits]recentString
 	strCat  []Cat // category of each interned string, as if it were a "cat"
 
+	shape    OpShapes // the current event's record_shapes args
+	shapeBuf []byte   // their compact text, built while reading
+	shapeN   int      // entries in it
+	shapeCut bool     // the text grew past maxShapeText
+
 	// Event store sizing (see keep): raw bytes read so far, the input's
 	// size when known, and the one flat store sized from them.
 	raw   *rawCounter

@@ -90,6 +90,7 @@ const (
 	HasTotalAllocated
 	HasDeviceID
 	HasLeadDim
+	HasShapes // the event has an entry in Trace.Shapes
 )
 
 // Event is one kept trace event: complete events (X, and B/E pairs joined),
@@ -174,6 +175,10 @@ type Trace struct {
 	ProfileMemory bool // [memory] events, or profile_memory set
 
 	Health Health
+
+	// Shapes holds the record_shapes args of the events that have them
+	// (Event.Has&HasShapes), in file order; see ShapesOf.
+	Shapes []OpShapes
 
 	strs   []string
 	ids    []string

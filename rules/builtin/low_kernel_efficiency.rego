@@ -1,0 +1,153 @@
+# METADATA
+# title: The GPU is busy, but its kernels run far below the device's peak
+# description: |
+#   **Why it matters.** A GPU that is busy all the time can still waste most
+#   of it: a GEMM whose output is a few tiles leaves most compute units
+#   idle, attention without a fused kernel spends its time in separate
+#   matmuls and softmax passes through memory, and fp32 work on tensor-core
+#   hardware runs at a fraction of the bf16/TF32 rate. None of this shows as
+#   idle time. The rule compares each modelled matmul, convolution and
+#   attention op (FLOPs and bytes from `Input Dims` and `Input type`, time
+#   from the kernels it launched) with the device's roofline: the lower of
+#   its dtype's peak FLOP/s and its arithmetic intensity times the memory
+#   bandwidth (vendor datasheets, `device_peak`). It fires when the GPU is
+#   busy (`min_busy`) and ops below `max_ratio` of their roofline take at
+#   least `min_share` of kernel time. TraceLens computes the same roofline
+#   per op; Nsight Compute and rocprof measure it per kernel with counters.
+#
+#   **How to confirm.** The finding names the op, its shapes and dtype, its
+#   achieved FLOP/s and the peak; `stepdoctor facts` lists `roofline_ops`
+#   and `roofline_kinds`. Profile that kernel with Nsight Compute (`ncu
+#   --set full`) or `rocprofv3` to see occupancy and the pipe utilisation.
+#
+#   **Fix.** By the likely cause the finding names:
+#
+#   - Too few workgroups (output tiles of 128x128 below the SM/CU count):
+#     give one call more output (a larger batch or sequence, stack small
+#     GEMMs into one `torch.bmm`), or let the library split K
+#     (`torch.compile(mode="max-autotune")` tries split-K and stream-K
+#     GEMMs); put the large dimension in the output, not in K.
+#   - Attention without a fused kernel: call
+#     `torch.nn.functional.scaled_dot_product_attention` with fp16/bf16
+#     inputs so the flash or memory-efficient kernel runs; check which
+#     backend ran with `torch.nn.attention.sdpa_kernel`.
+#   - fp32 on tensor-core hardware: `torch.set_float32_matmul_precision("high")`
+#     (TF32) or `torch.autocast(dtype=torch.bfloat16)`.
+#   - Dimensions off the tensor-core multiple: pad M, N and K to multiples of
+#     8 (16 for fp8).
+#
+#   ```python
+#   # many small GEMMs -> one batched GEMM with enough output tiles
+#   out = torch.bmm(torch.stack(xs), torch.stack(ws))
+#   # attention through the fused kernels, in bf16
+#   with torch.autocast("cuda", dtype=torch.bfloat16):
+#       y = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+#   ```
+#
+#   **Impact estimate.** Over the ops below `max_ratio`: each op's kernel
+#   time share of the window (`time_ratio`) times `1 - roofline_ratio /
+#   attainable`, the part of its time a kernel at `attainable` (default
+#   70%) of the roofline would save, summed and capped at `max_impact`.
+#   Measured kernel time; the model assumes dense, non-causal work unless
+#   `Concrete Inputs` says otherwise, so it errs towards a smaller impact.
+#   Likely: a shape may have no faster kernel.
+#
+#   **Severity.** By impact: high from 20%, medium from 2%, low below.
+# custom:
+#   id: low-kernel-efficiency
+#   severity: high
+#   category: kernel-efficiency
+#   requires: [has_gpu, has_shapes, gpu_busy_ratio, device_peak, kernel_roofline_ratio]
+#   confidence: likely
+#   params:
+#     min_busy: 0.5
+#     max_ratio: 0.3
+#     min_share: 0.2
+#     attainable: 0.7
+#     max_impact: 0.8
+#   references:
+#     - https://github.com/AMD-AGI/TraceLens
+#     - https://docs.nvidia.com/deeplearning/performance/dl-performance-matrix-multiplication/index.html
+#     - https://pytorch.org/docs/stable/generated/torch.nn.functional.scaled_dot_product_attention.html
+#     - https://docs.nvidia.com/nsight-compute/ProfilingGuide/index.html#roofline
+package stepdoctor.rules.low_kernel_efficiency
+
+import rego.v1
+
+import data.stepdoctor.lib
+
+params := data.stepdoctor.params["low-kernel-efficiency"]
+
+compute_kinds := {"gemm", "conv_fwd", "conv_bwd", "attention_fwd", "attention_bwd"}
+
+low contains op if {
+	some op in input.roofline_ops
+	compute_kinds[op.kind]
+	op.roofline_ratio != null
+	op.roofline_ratio < params.max_ratio
+}
+
+low_share := sum([op.kernel_share | some op in low])
+
+saving(op) := op.time_ratio * max([0, 1 - (op.roofline_ratio / params.attainable)])
+
+impact := min([params.max_impact, sum([saving(op) | some op in low])])
+
+# worst is the low op whose time the fix would save most.
+worst := [op |
+	some op in low
+	saving(op) == max([saving(o) | some o in low])
+][0]
+
+tflops(x) := sprintf("%s TFLOP/s", [lib.fixed(round(x / 1e10) / 100, 1)]) if x >= 1e12
+else := sprintf("%s GFLOP/s", [lib.fixed(round(x / 1e7) / 100, 1)])
+
+shapes(op) := op.shapes if count(op.shapes) <= 120
+else := concat("", [substring(op.shapes, 0, 117), "..."])
+
+kind_name := {
+	"gemm": "matmul", "conv_fwd": "convolution", "conv_bwd": "convolution backward",
+	"attention_fwd": "attention", "attention_bwd": "attention backward",
+}
+
+cause(op) := sprintf("its output is %d tiles of 128x128 for %d compute units: too few workgroups to fill the device; give one call more output (a larger batch or sequence, small GEMMs stacked into one torch.bmm) or split K (torch.compile(mode=\"max-autotune\"))", [op.tiles, op.compute_units]) if {
+	op.kind in {"gemm", "conv_fwd", "conv_bwd"}
+	op.tiles > 0
+	op.tiles < op.compute_units
+} else := sprintf("it gives %d query blocks (batch x heads x 128 rows) for %d compute units: too little parallel work; batch more sequences or use a split-KV (flash-decoding) kernel", [op.tiles, op.compute_units]) if {
+	op.kind in {"attention_fwd", "attention_bwd"}
+	op.tiles > 0
+	op.tiles < op.compute_units
+} else := "attention runs without a fused kernel (separate matmuls and softmax through memory): call torch.nn.functional.scaled_dot_product_attention with fp16/bf16 inputs so the flash or memory-efficient kernel runs" if {
+	op.fused == false
+} else := "fp32 on tensor-core hardware: allow TF32 (torch.set_float32_matmul_precision(\"high\")) or autocast to bf16" if {
+	op.dtype == "fp32"
+	op.peak_dtype == "tf32"
+} else := "a dimension is not a multiple of 8, so tensor-core tiles run partly empty: pad M, N and K to multiples of 8 (16 for fp8)" if {
+	op.misaligned == true
+} else := "the fused attention kernel itself runs far below the roofline: try another SDPA backend (torch.nn.attention.sdpa_kernel), a head dimension of 64 or 128, and on ROCm the CK or Triton flash-attention build; profile the kernel with Nsight Compute or rocprofv3" if {
+	op.kind in {"attention_fwd", "attention_bwd"}
+} else := "the library's kernel runs far below the roofline for this shape: profile it with Nsight Compute or rocprofv3, and try torch.compile(mode=\"max-autotune\") to search other kernels"
+
+finding contains f if {
+	input.gpu_busy_ratio >= params.min_busy
+	low_share >= params.min_share
+	impact > 0
+	op := worst
+	f := {
+		"msg": sprintf("The GPU is busy %s %s, but %s of its kernel time runs below %s of the roofline: %s %s (%s, %s) takes %s of kernel time at %s of the %s peak (%s of %s on %s, %s-bound); likely cause: %s", [
+			lib.pct(input.gpu_busy_ratio), lib.of_time, lib.pct(low_share), lib.pct(params.max_ratio),
+			kind_name[op.kind], op.name, shapes(op), op.dtype, lib.pct(op.kernel_share), lib.pct(op.peak_ratio), op.peak_dtype,
+			tflops(op.flops_per_s), tflops(op.peak_flops_per_s), input.device_peak.name, op.bound, cause(op),
+		]),
+		"impact": impact,
+		"severity": lib.severity(impact, "high"),
+		"evidence": [
+			{"name": "gpu_busy_ratio", "value": input.gpu_busy_ratio, "unit": "ratio"},
+			{"name": "low_efficiency_kernel_share", "value": low_share, "unit": "ratio"},
+			{"name": "op_peak_ratio", "value": op.peak_ratio, "unit": "ratio"},
+			{"name": "op_roofline_ratio", "value": op.roofline_ratio, "unit": "ratio"},
+			{"name": "kernel_roofline_ratio", "value": input.kernel_roofline_ratio, "unit": "ratio"},
+		],
+	}
+}
