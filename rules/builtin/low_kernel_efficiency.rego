@@ -80,11 +80,19 @@ params := data.stepdoctor.params["low-kernel-efficiency"]
 
 compute_kinds := {"gemm", "conv_fwd", "conv_bwd", "attention_fwd", "attention_bwd"}
 
+# fp32 matmul-type work on tensor-core hardware is amp-not-used's busy
+# time: the two rules claim disjoint kernel sets.
+amp_owned(op) if {
+	op.dtype == "fp32"
+	input.device.compute_major >= 7
+}
+
 low contains op if {
 	some op in input.roofline_ops
 	compute_kinds[op.kind]
 	op.roofline_ratio != null
 	op.roofline_ratio < params.max_ratio
+	not amp_owned(op)
 }
 
 low_share := sum([op.kernel_share | some op in low])
@@ -120,9 +128,6 @@ cause(op) := sprintf("its output is %d tiles of 128x128 for %d compute units: to
 	op.tiles < op.compute_units
 } else := "attention runs without a fused kernel (separate matmuls and softmax through memory): call torch.nn.functional.scaled_dot_product_attention with fp16/bf16 inputs so the flash or memory-efficient kernel runs" if {
 	op.fused == false
-} else := "fp32 on tensor-core hardware: allow TF32 (torch.set_float32_matmul_precision(\"high\")) or autocast to bf16" if {
-	op.dtype == "fp32"
-	op.peak_dtype == "tf32"
 } else := "a dimension is not a multiple of 8, so tensor-core tiles run partly empty: pad M, N and K to multiples of 8 (16 for fp8)" if {
 	op.misaligned == true
 } else := "the fused attention kernel itself runs far below the roofline: try another SDPA backend (torch.nn.attention.sdpa_kernel), a head dimension of 64 or 128, and on ROCm the CK or Triton flash-attention build; profile the kernel with Nsight Compute or rocprofv3" if {
