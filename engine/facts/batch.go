@@ -3,7 +3,6 @@ package facts
 import (
 	"cmp"
 	"slices"
-	"strings"
 
 	"github.com/stepdoctor/stepdoctor/engine/trace"
 )
@@ -26,10 +25,9 @@ func (d *deriver) batchSize() {
 		first    int   // the first candidate operator, -1 for none
 	}
 	var steps []step
-	for i := range evs {
-		if e := &evs[i]; isCPU(e) && d.is(e, kStep) {
-			steps = append(steps, step{pid: e.PID, tid: e.TID, s: e.TS, e: e.End(), after: e.TS, first: -1})
-		}
+	for _, i := range d.stepIdx {
+		e := &evs[i]
+		steps = append(steps, step{pid: e.PID, tid: e.TID, s: e.TS, e: e.End(), after: e.TS, first: -1})
 	}
 	if len(steps) == 0 {
 		return
@@ -47,16 +45,14 @@ func (d *deriver) batchSize() {
 		}
 		return nil
 	}
-	for i := range evs {
-		if e := &evs[i]; isCPU(e) && d.is(e, kDataLoader) {
-			if s := find(e); s != nil {
-				s.after = max(s.after, e.End())
-			}
+	for _, i := range d.hot["dataloader"] { // DataLoader fetches starting in W
+		if s := find(&evs[i]); s != nil {
+			s.after = max(s.after, evs[i].End())
 		}
 	}
 	for i := range evs {
 		e := &evs[i]
-		if e.Has&trace.HasLeadDim == 0 || e.LeadDim <= 0 || !isCPU(e) || !strings.HasPrefix(d.t.Name(e), "aten::") {
+		if e.Has&trace.HasLeadDim == 0 || e.LeadDim <= 0 || !isCPU(e) || !d.is(e, kAten) {
 			continue
 		}
 		if s := find(e); s != nil && e.TS >= s.after {

@@ -97,6 +97,7 @@ type deriver struct {
 	copyByCorr  map[int64]int // correlation -> GPU copy (see copyOf)
 	topChains   []topChain    // the longest elementwise chains (see keepChain)
 	syncSet     ivset         // union of the outermost host syncs (see syncUnion)
+	stepIdx     []int         // the ProfilerStep#N events, in start order (set by steps)
 }
 
 // Derive computes every fact of one trace. It never fails: a fact the trace
@@ -110,9 +111,9 @@ func Derive(t *trace.Trace, cfg Config) *Facts {
 	d.primaryDevice()
 	d.otherAccelerator()
 	d.steps()
-	d.batchSize()
 	d.gpu()
 	d.host()
+	d.batchSize() // after host: reads the DataLoader fetches it lists
 	d.oneOffCalls()
 	d.chains()
 	d.pythonSites(d.hot)
@@ -290,6 +291,7 @@ func (d *deriver) steps() {
 	slices.SortFunc(steps, func(a, b int) int {
 		return cmp.Or(cmp.Compare(evs[a].TS, evs[b].TS), cmp.Compare(evs[a].Index, evs[b].Index))
 	})
+	d.stepIdx = steps
 	starts := make([]int64, len(steps))
 	ends := make([]int64, len(steps))
 	for k, i := range steps {

@@ -38,6 +38,9 @@ const (
 	kFP32GemmName                        // kernel name of an fp32 (non-tensor-core) GEMM: sgemm without TF32 marks
 	kBackward                            // autograd backward: autograd::engine::evaluate_function..., ...Backward0
 	kCompiled                            // torch.compile: Inductor triton_ kernels, compiled-region annotations
+	kAten                                // an aten:: operator
+	kFusedAttn                           // a fused attention op below SDPA: ...flash..., ...efficient_attention..., ...cudnn_attention...
+	kFusedAttnOp                         // an op name that is itself fused attention: flash, efficient, cudnn
 )
 
 // matmulOps are the aten ops whose kernels run on tensor cores when the
@@ -80,6 +83,15 @@ func classify(name string) nameKind {
 	}
 	if isFP32MatmulName(lower) {
 		k |= kFP32GemmName
+	}
+	if strings.HasPrefix(name, "aten::") {
+		k |= kAten
+	}
+	if strings.Contains(name, "flash") || strings.Contains(name, "efficient_attention") || strings.Contains(name, "cudnn_attention") {
+		k |= kFusedAttn
+	}
+	if strings.Contains(name, "flash") || strings.Contains(name, "efficient") || strings.Contains(name, "cudnn") {
+		k |= kFusedAttnOp
 	}
 	if strings.HasPrefix(name, "autograd::engine::evaluate_function") || isAutogradNode(name) {
 		k |= kBackward

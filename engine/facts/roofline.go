@@ -3,7 +3,6 @@ package facts
 import (
 	"cmp"
 	"slices"
-	"strings"
 
 	"github.com/stepdoctor/stepdoctor/engine/trace"
 )
@@ -106,7 +105,7 @@ func (d *deriver) roofline(x *opIndex, kernelNS int64) {
 		root[pos] = -1
 		if p := x.parent[pos]; p >= 0 && root[p] >= 0 {
 			root[pos] = root[p]
-			if n := d.t.Name(e); strings.Contains(n, "flash") || strings.Contains(n, "efficient_attention") || strings.Contains(n, "cudnn_attention") {
+			if d.is(e, kFusedAttn) {
 				fused[root[p]] = true
 			}
 			continue
@@ -131,7 +130,7 @@ func (d *deriver) roofline(x *opIndex, kernelNS int64) {
 		}
 		a.calls++
 		a.ns += x.devTotal[pos]
-		if n := d.t.Name(e); !fused[int32(pos)] && !strings.Contains(n, "flash") && !strings.Contains(n, "efficient") && !strings.Contains(n, "cudnn") {
+		if !fused[int32(pos)] && !d.is(e, kFusedAttnOp) {
 			a.fused = false
 		}
 	}

@@ -376,6 +376,12 @@ func (p *parser) keep(ev *Event) {
 		if !p.sized && len(p.chunks) == 1 {
 			p.sized = true
 			if est := p.estimate(len(p.chunks[0])); est > 0 {
+				// The shape table grows with the events that carry
+				// record_shapes args: size it by their share so far.
+				if n := len(p.t.Shapes); n > 0 {
+					want := int(float64(n)/float64(len(p.chunks[0]))*float64(est)*1.1) + 1024
+					p.t.Shapes = slices.Grow(p.t.Shapes, want-n)
+				}
 				p.flat = append(hugemem.Make[Event](0, est), p.chunks[0]...)
 				p.chunks = nil
 				p.flat = append(p.flat, *ev)
