@@ -38,6 +38,7 @@ type htmlPage struct {
 	Ranks   []rankRow // per-rank table when ranks were analyzed together
 	Notes   []string
 	Skipped []engine.Skipped
+	About   aboutView
 }
 
 type htmlTrace struct {
@@ -100,13 +101,14 @@ const (
 // p90 and max), ranked findings with evidence, example events and the rule
 // doc rendered from Markdown (goldmark, raw HTML off), all facts ("—" when
 // not measured), rules not evaluated with hints, and trace health with every
-// diagnostic. Every string from a trace is HTML-escaped by html/template.
+// diagnostic; the footer names the stepdoctor version, command line and
+// rule pack. Every string from a trace is HTML-escaped by html/template.
 func HTML(w io.Writer, r *engine.Result) error {
 	if r == nil {
 		return fmt.Errorf("render html: %w", errNilResult)
 	}
 	views := buildViews(r)
-	page := htmlPage{Many: len(views) > 1, Ranks: rankTable(r), Notes: r.Notes, Skipped: r.Skipped}
+	page := htmlPage{Many: len(views) > 1, Ranks: rankTable(r), Notes: r.Notes, Skipped: r.Skipped, About: buildAbout(r.About)}
 	for _, v := range views {
 		ht := htmlTrace{traceView: v}
 		for _, f := range v.Findings {

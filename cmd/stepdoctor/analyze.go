@@ -115,6 +115,7 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 			fmt.Fprintf(stderr, "skipped %s: %s\n", sk.Path, sk.Reason)
 		}
 	}
+	res.About = about(ctx, cfg, fl.ruleDirs)
 	if fl.script != "" {
 		sr, err := engine.LintFile(ctx, fl.script, set)
 		if err != nil {

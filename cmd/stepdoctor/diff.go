@@ -36,6 +36,7 @@ unchanged. Output as for analyze: terminal by default, -o FILE (` + reports.Exte
 			if err != nil {
 				return err
 			}
+			d.About = about(cmd.Context(), cfg, nil)
 			f, err := chooseFormat(reports.ForDiff, format, out)
 			if err != nil {
 				return &exitError{2, err}

@@ -58,7 +58,7 @@ func lint(ctx context.Context, paths []string, fl lintFlags, stdout, stderr io.W
 	if err != nil {
 		return usage(err)
 	}
-	set, _, err := loadRules(fl.config, fl.ruleDirs)
+	set, cfg, err := loadRules(fl.config, fl.ruleDirs)
 	if err != nil {
 		return usage(err)
 	}
@@ -71,6 +71,7 @@ func lint(ctx context.Context, paths []string, fl lintFlags, stdout, stderr io.W
 		}
 		return &exitError{2, err}
 	}
+	res.About = about(ctx, cfg, fl.ruleDirs)
 	if err := render(stdout, res); err != nil {
 		return &exitError{2, fmt.Errorf("write lint report: %w", err)}
 	}

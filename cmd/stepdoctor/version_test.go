@@ -1,0 +1,74 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stepdoctor/stepdoctor/internal/version"
+)
+
+const sampleTrace = "../../testdata/traces/dataloader_bound.pt.trace.json"
+
+// TestVersion: --version and the version subcommand print the build
+// information (version, module, revision line, Go version).
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		code, out, errOut := runCLI(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		for _, want := range []string{"stepdoctor ", "module:   github.com/stepdoctor/stepdoctor", "revision: ", "go:       go1."} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%v: output lacks %q:\n%s", args, want, out)
+			}
+		}
+	}
+}
+
+// TestReportsSayWhatMadeThem: every analyze format carries the version,
+// the command line as given and the rule pack digest.
+func TestReportsSayWhatMadeThem(t *testing.T) {
+	defer func(o string) { version.Override = o }(version.Override)
+	version.Override = "v9.8.7"
+	dir := t.TempDir()
+	digest := regexp.MustCompile(`builtin sha256:[0-9a-f]{12}`)
+	for _, ext := range []string{".json", ".md", ".html"} {
+		out := filepath.Join(dir, "report"+ext)
+		code, _, errOut := runCLI(t, "analyze", "-o", out, sampleTrace)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", ext, code, errOut)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(b)
+		if !strings.Contains(s, "9.8.7") || !digest.MatchString(s) {
+			t.Errorf("%s: no version or rule pack digest", ext)
+		}
+		if ext == ".json" {
+			var raw struct {
+				Stepdoctor map[string]any `json:"stepdoctor"`
+			}
+			if err := json.Unmarshal(b, &raw); err != nil {
+				t.Fatal(err)
+			}
+			want := "stepdoctor analyze -o " + out + " " + sampleTrace
+			if raw.Stepdoctor["command"] != want || raw.Stepdoctor["version"] != "v9.8.7" {
+				t.Errorf("json stepdoctor = %v, want command %q", raw.Stepdoctor, want)
+			}
+		}
+	}
+}
+
+func TestCommandLineQuoting(t *testing.T) {
+	got := commandLine([]string{"analyze", "-o", "my report.md", "it's.json", "log/"})
+	want := `stepdoctor analyze -o 'my report.md' 'it'\''s.json' log/`
+	if got != want {
+		t.Errorf("commandLine = %s, want %s", got, want)
+	}
+}
