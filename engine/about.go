@@ -19,4 +19,13 @@ type About struct {
 	RuleDirs []string `json:"rule_dirs"`
 	// Config is the team configuration file applied, "" when none.
 	Config string `json:"config,omitempty"`
+	// SourceRoot is the absolute directory SARIF URIs are relative to
+	// (%SRCROOT%): the repository root, else the working directory; ""
+	// keeps relative paths as given.
+	SourceRoot string `json:"-"`
 }
+
+// SourceRoot is the directory SARIF paths are made relative to: the
+// nearest directory at or above the working directory holding .git, else
+// the working directory (as for lint).
+func SourceRoot() string { return repoRoot() }

@@ -35,7 +35,7 @@ func TestRankTable(t *testing.T) {
 	if !strings.Contains(h, `<tr class="straggler">`) || !strings.Contains(h, "identity from file name") || strings.Contains(h, "rank<0>") {
 		t.Error("HTML rank table missing, or a path unescaped")
 	}
-	txt := string(render(t, func(w io.Writer, r *engine.Result) error { return Text(w, r, false) }, r))
+	txt := string(render(t, func(w io.Writer, r *engine.Result) error { return Text(w, r, Terminal{}) }, r))
 	if !strings.Contains(txt, "<- straggler") {
 		t.Errorf("text lacks the straggler mark:\n%s", txt)
 	}

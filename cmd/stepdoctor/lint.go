@@ -35,7 +35,7 @@ A comment "# stepdoctor: ignore[rule-id] reason" on the line, or alone on the li
 above, silences that rule there; the reason is kept in json and sarif output.
 
 Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error.`,
-		Args: cobra.MinimumNArgs(1),
+		Args: needArgs([]string{"FILE|DIR"}, -1, "a Python script or a directory searched for *.py"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return lint(cmd.Context(), args, fl, stdout, stderr)
 		},

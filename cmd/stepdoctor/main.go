@@ -48,6 +48,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.AddCommand(analyzeCmd(stdin, stdout, stderr), factsCmd(stdin, stdout, stderr), diffCmd(stdin, stdout, stderr), rulesCmd(stdout, stderr))
 	root.AddCommand(lintCmd(stdout, stderr), versionCmd(stdout))
 	setVersion(root)
+	cleanUsage(root)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -42,6 +43,9 @@ func about(ctx context.Context, cfg teamConfig, ruleDirs []string) *engine.About
 		Command:  commandLine(args),
 		RulePack: "builtin " + rules.BuiltinDigest(),
 		RuleDirs: []string{},
+	}
+	if root, err := filepath.Abs(engine.SourceRoot()); err == nil {
+		a.SourceRoot = root
 	}
 	if cfg.file != nil {
 		a.Config = cfg.file.Path

@@ -36,7 +36,7 @@ func TestReportsSayWhatMadeThem(t *testing.T) {
 	version.Override = "v9.8.7"
 	dir := t.TempDir()
 	digest := regexp.MustCompile(`builtin sha256:[0-9a-f]{12}`)
-	for _, ext := range []string{".json", ".md", ".html"} {
+	for _, ext := range []string{".json", ".md", ".html", ".sarif"} {
 		out := filepath.Join(dir, "report"+ext)
 		code, _, errOut := runCLI(t, "analyze", "-o", out, sampleTrace)
 		if code != 0 {
@@ -70,5 +70,67 @@ func TestCommandLineQuoting(t *testing.T) {
 	want := `stepdoctor analyze -o 'my report.md' 'it'\''s.json' log/`
 	if got != want {
 		t.Errorf("commandLine = %s, want %s", got, want)
+	}
+}
+
+// TestAnalyzeSARIFWithScript: analyze -o x.sarif with --script writes a
+// SARIF log whose joined script findings point at the script line, relative
+// to the repository root, and whose driver names the version.
+func TestAnalyzeSARIFWithScript(t *testing.T) {
+	defer func(o string) { version.Override = o }(version.Override)
+	version.Override = "v9.8.7"
+	out := filepath.Join(t.TempDir(), "r.sarif")
+	code, _, errOut := runCLI(t, "analyze", "--script", "../../testdata/scripts/every_mistake.py", "-o", out, sampleTrace)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log struct {
+		Runs []struct {
+			Tool struct {
+				Driver struct {
+					Version, SemanticVersion string
+					Rules                    []struct{ ID string }
+				}
+			}
+			Invocations []struct{ CommandLine string }
+			Results     []struct {
+				RuleID    string
+				Locations []struct {
+					PhysicalLocation struct {
+						ArtifactLocation struct{ URI, URIBaseID string }
+						Region           *struct{ StartLine int }
+					}
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(b, &log); err != nil {
+		t.Fatal(err)
+	}
+	run := log.Runs[0]
+	if run.Tool.Driver.Version != "v9.8.7" || run.Tool.Driver.SemanticVersion != "9.8.7" || len(run.Tool.Driver.Rules) == 0 {
+		t.Errorf("driver %+v", run.Tool.Driver)
+	}
+	if !strings.Contains(run.Invocations[0].CommandLine, "--script ../../testdata/scripts/every_mistake.py") {
+		t.Errorf("commandLine %q", run.Invocations[0].CommandLine)
+	}
+	script, traceOnly := 0, 0
+	for _, r := range run.Results {
+		pl := r.Locations[0].PhysicalLocation
+		switch {
+		case pl.ArtifactLocation.URI == "testdata/scripts/every_mistake.py" && pl.ArtifactLocation.URIBaseID == "%SRCROOT%" && pl.Region != nil && pl.Region.StartLine > 0:
+			script++
+		case pl.ArtifactLocation.URI == "testdata/traces/dataloader_bound.pt.trace.json" && pl.Region == nil:
+			traceOnly++
+		default:
+			t.Errorf("%s: location %+v", r.RuleID, pl)
+		}
+	}
+	if script == 0 || traceOnly == 0 {
+		t.Errorf("%d results at script lines, %d at the trace; want both", script, traceOnly)
 	}
 }

@@ -114,11 +114,10 @@ func String() string {
 	return Read().Short()
 }
 
-// Semantic is a version for SARIF's semanticVersion (Semantic Versioning
-// 2.0.0): the release without its "v", else "0.0.0-devel" with the
-// revision as build metadata.
-func Semantic() string {
-	v := String()
+// Semantic turns a version as String gives it into one for SARIF's
+// semanticVersion (Semantic Versioning 2.0.0): the release without its
+// "v", else "0.0.0-devel" with the revision as build metadata.
+func Semantic(v string) string {
 	if strings.HasPrefix(v, "v") && len(v) > 1 && v[1] >= '0' && v[1] <= '9' {
 		return v[1:]
 	}

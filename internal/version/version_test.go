@@ -34,7 +34,7 @@ func TestSemantic(t *testing.T) {
 		"test":                     "0.0.0-test",
 	} {
 		Override = in
-		if got := Semantic(); got != want {
+		if got := Semantic(String()); got != want {
 			t.Errorf("Semantic(%q) = %q, want %q", in, got, want)
 		}
 		if String() != in {
