@@ -41,6 +41,8 @@ func analyzeCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 derives facts (GPU idle ratio, launch density, memcpy, host syncs, DataLoader share, ...),
 evaluates the rules and prints ranked recommendations. With -o FILE it writes a report
 whose format follows the extension (` + reports.ExtensionNames(reports.ForAnalyze) + `); --format overrides it.
+SARIF (for code scanning) places a finding at its script line when --script joined it
+or a with_stack trace named the Python function, else at the trace file.
 
 With --baseline OLD the median step time (of the capped steps, per sample when the batch
 sizes differ) is compared with OLD's beyond the noise band of both runs, and so is each

@@ -30,7 +30,8 @@ DataParallel, profiler misconfiguration, ... One line per finding:
 
   file:line:col: rule-id message
 
---format ` + reports.FormatNames(reports.ForLint) + ` (SARIF 2.1.0, paths relative to the repository root).
+--format ` + reports.FormatNames(reports.ForLint) + ` (SARIF 2.1.0: paths inside the repository root relative
+to %SRCROOT%, others absolute file: URIs).
 A comment "# stepdoctor: ignore[rule-id] reason" on the line, or alone on the line
 above, silences that rule there; the reason is kept in json and sarif output.
 
