@@ -86,3 +86,46 @@ func TestVerboseTimings(t *testing.T) {
 		t.Errorf("stderr %q: want 3 timing lines and no progress", errOut)
 	}
 }
+
+// TestRulesListAligned: with a team rule whose id is longer than any
+// built-in one, every row's severity, category and title still start in
+// the same columns.
+func TestRulesListAligned(t *testing.T) {
+	dir := t.TempDir()
+	rule := strings.Replace(mustRead(t, "../../rules/examples/idle_budget.yaml"), "id: team-idle-budget", "id: team-gpu-idle-budget-for-the-nightly-training-benchmark", 1)
+	if err := os.WriteFile(filepath.Join(dir, "long.yaml"), []byte(rule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "rules", "list", "--rules", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	col := -1
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) < 3 {
+			t.Fatalf("row %q", l)
+		}
+		// The severity column starts after the id and its padding.
+		at := strings.Index(l[len(f[0]):], f[1]) + len(f[0])
+		if col < 0 {
+			col = at
+		}
+		if at != col {
+			t.Errorf("row %q: severity at column %d, want %d", l, at, col)
+		}
+	}
+	if !strings.Contains(out, "team-gpu-idle-budget-for-the-nightly-training-benchmark  low") {
+		t.Errorf("long id row missing or not padded:\n%s", out)
+	}
+}
+
+func mustRead(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
