@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/semaphore"
 
@@ -40,6 +41,9 @@ type Options struct {
 	// read so far over all inputs and their total size on disk (compressed
 	// bytes for .gz; stdin is not counted).
 	Progress func(read, total int64)
+	// Loaded, when set, is called from reading goroutines once per input,
+	// after it was read and its facts derived (stepdoctor -v).
+	Loaded func(FileTiming)
 	// MemoryBudget bounds the estimated memory of traces read at once, in
 	// bytes; 0 means half the machine's available memory. Files are read in
 	// parallel, one per core, while their estimates fit the budget.
@@ -92,7 +96,11 @@ func Analyze(ctx context.Context, opts Options) (*Result, error) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-cores; mem.Release(w) }()
-			loaded[i], errs[i] = load(path, stdin, cfg, prog)
+			var ft FileTiming
+			loaded[i], errs[i] = load(path, stdin, cfg, prog, &ft)
+			if opts.Loaded != nil && errs[i] == nil {
+				opts.Loaded(ft)
+			}
 		}()
 	}
 	wg.Wait()
@@ -154,20 +162,36 @@ func ruleErrors(err error) []string {
 	return out
 }
 
-// load reads one input: a facts file (several traces) or a trace.
-func load(path string, stdin io.Reader, cfg facts.Config, prog *progress) ([]*TraceResult, error) {
+// FileTiming is how long one input took: reading (and parsing) it and
+// deriving its facts.
+type FileTiming struct {
+	Path   string
+	Bytes  int64 // uncompressed JSON bytes read (0 for facts files)
+	Read   time.Duration
+	Derive time.Duration
+}
+
+// load reads one input: a facts file (several traces) or a trace, and
+// fills ft.
+func load(path string, stdin io.Reader, cfg facts.Config, prog *progress, ft *FileTiming) ([]*TraceResult, error) {
+	start := time.Now()
+	ft.Path = path
 	if IsFactsFile(path) {
 		trs, err := readFactsFile(path, stdin)
+		ft.Read = time.Since(start)
 		if err != nil {
 			return nil, &InputError{err}
 		}
 		return trs, nil
 	}
 	t, err := readTrace(path, stdin, prog)
+	ft.Read = time.Since(start)
 	if err != nil {
 		return nil, &InputError{err}
 	}
+	ft.Bytes = t.Bytes
 	f := facts.Derive(t, cfg)
+	ft.Derive = time.Since(start) - ft.Read
 	health := t.Health
 	health.Diagnostics = append(append([]trace.Diagnostic(nil), health.Diagnostics...), f.Diagnostics...)
 	health.Diagnostics = append(health.Diagnostics, crossChecks(&t.Health, f)...)

@@ -20,6 +20,8 @@ type DiffResult struct {
 	Pairs         []PairDiff `json:"pairs"`
 	// Unpaired lists traces present on one side only.
 	Unpaired []string `json:"unpaired,omitempty"`
+	// About says what made the report (set by the CLI; nil in tests).
+	About *About `json:"-"`
 }
 
 // PairDiff compares one trace (one rank) before and after.

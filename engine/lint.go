@@ -44,6 +44,8 @@ type LintResult struct {
 	// they are not Python (a .txt, a binary): listed, never an error
 	// unless nothing was left to lint.
 	Skipped []SkippedFile `json:"skipped"`
+	// About says what made the report (set by the CLI; nil in tests).
+	About *About `json:"-"`
 }
 
 // SkippedFile is a path Lint did not scan, and why.

@@ -26,6 +26,8 @@ type Result struct {
 	// trace ("PATH: evaluate rule ID (SOURCE): why"), for stderr; the
 	// reports list the same failures as a rule_failed health diagnostic.
 	RuleErrors []string `json:"-"`
+	// About says what made the report (set by the CLI; nil in tests).
+	About *About `json:"-"`
 }
 
 // Skipped is a file left out of the analysis.

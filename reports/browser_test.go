@@ -218,7 +218,13 @@ type pageProblems struct {
 	requests []string // URLs other than the page itself
 	console  []string // console errors and warnings, exceptions, log errors
 	wide     string   // elements reaching past the viewport's right edge
+	// clipped counts rank tables wider than their scrolling box: columns
+	// a reader has to scroll sideways to see.
+	clipped int
 }
+
+// clippedJS counts the rank tables whose scrolling box cuts them off.
+const clippedJS = `Array.from(document.querySelectorAll("table.ranks")).filter((t) => t.parentElement.scrollWidth > t.parentElement.clientWidth + 1).length`
 
 // wideJS lists up to five of the innermost elements that reach past the
 // right edge of the viewport, to say what makes a page scroll sideways.
@@ -298,12 +304,12 @@ func (b *browser) shoot(ctx context.Context, file string, vp viewport, out strin
 		} `json:"result"`
 	}
 	if err := b.c.call(ctx, s, "Runtime.evaluate", map[string]any{
-		"expression":    "JSON.stringify([document.documentElement.scrollWidth, document.documentElement.scrollHeight, document.images.length, document.scripts.length, " + strings.Replace(wideJS, "VIEWPORT", strconv.Itoa(vp.width), 1) + "])",
+		"expression":    "JSON.stringify([document.documentElement.scrollWidth, document.documentElement.scrollHeight, document.images.length, document.scripts.length, " + strings.Replace(wideJS, "VIEWPORT", strconv.Itoa(vp.width), 1) + ", " + clippedJS + "])",
 		"returnByValue": true,
 	}, &eval); err != nil {
 		return pp, 0, err
 	}
-	var dims [5]any
+	var dims [6]any
 	var js string
 	if err := json.Unmarshal(eval.Result.Value, &js); err != nil {
 		return pp, 0, fmt.Errorf("decode page size: %w", err)
@@ -316,6 +322,7 @@ func (b *browser) shoot(ctx context.Context, file string, vp viewport, out strin
 		pp.console = append(pp.console, fmt.Sprintf("page has %d images and %d scripts, want none", n(2), n(3)))
 	}
 	pp.wide, _ = dims[4].(string)
+	pp.clipped = n(5)
 	height := min(max(n(1), vp.height), 16000)
 	var shot struct {
 		Data string `json:"data"`
@@ -387,8 +394,8 @@ func (pp *pageProblems) note(ev cdpMsg, pageURL string) {
 }
 
 // browserReports are the reports the check opens: real reports of traces
-// (the shared starved and well-utilised ones when present, the project's
-// own sample trace always) and the hand-made fixture with every chart.
+// (the shared starved and well-utilised ones and the 8-rank DLRM job when
+// present, the project's own sample trace always) and the hand-made fixture with every chart.
 func browserReports(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -396,6 +403,9 @@ func browserReports(t *testing.T, dir string) map[string]string {
 		"sample_dataloader_bound":  "../testdata/traces/dataloader_bound.pt.trace.json",
 		"shared_resnet50_workers0": "../../shared/traces/kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.pt.trace.json.gz",
 		"shared_hta_ns_resolution": "../../shared/traces/hta/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+		// Eight ranks in one report: collapsed per-rank sections, the rank
+		// table fully visible.
+		"shared_dlrm_8_ranks": "../../shared/traces/param/dlrm_kineto",
 	}
 	for name, path := range traces {
 		if _, err := os.Stat(path); err != nil {
@@ -474,6 +484,9 @@ func TestBrowserRendersReports(t *testing.T) {
 			}
 			for _, m := range pp.console {
 				t.Errorf("%s (%s): %s", name, vp.name, m)
+			}
+			if pp.clipped > 0 && vp.width >= 1280 {
+				t.Errorf("%s (%s): %d rank table(s) cut off by their scrolling box at %d px", name, vp.name, pp.clipped, vp.width)
 			}
 			if pp.wide != "" {
 				t.Errorf("%s (%s): content reaches past the %d px viewport (document %d px wide): %s", name, vp.name, vp.width, scrollW, pp.wide)

@@ -99,7 +99,7 @@ func diffMarkdown(d *engine.DiffResult, details bool) string {
 			b.WriteString("\n\n")
 		}
 	}
-	return b.String()
+	return buildAbout(d.About).markdownFooter(b.String())
 }
 
 // cmpRel orders fact changes by size (relative, in permille).
@@ -206,9 +206,16 @@ func changeText(fd engine.FactDelta) string {
 	return fmt.Sprintf("%+.1f%%%s", 100**fd.Rel, mark)
 }
 
-// DiffJSON writes the DiffResult as indented JSON.
+// DiffJSON writes the DiffResult as indented JSON, with a "stepdoctor"
+// object (version, command, rule pack) last.
 func DiffJSON(w io.Writer, d *engine.DiffResult) error {
-	b, err := json.MarshalIndent(d, "", "  ")
+	if d == nil {
+		return fmt.Errorf("render diff: %w", errNilResult)
+	}
+	b, err := json.MarshalIndent(struct {
+		*engine.DiffResult
+		Stepdoctor aboutJSON `json:"stepdoctor"`
+	}{d, buildAbout(d.About).json()}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("render diff: %w", err)
 	}

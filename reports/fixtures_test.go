@@ -90,6 +90,10 @@ func gpuTraining() *engine.Result {
 	withSeries(f)
 	return &engine.Result{
 		SchemaVersion: engine.ResultSchemaVersion,
+		About: &engine.About{
+			Command:  "stepdoctor analyze --rules team-rules -o report.md log/run1/",
+			RulePack: "builtin sha256:0123456789ab", RuleDirs: []string{"team-rules"}, Config: ".stepdoctor.yaml",
+		},
 		Traces: []*engine.TraceResult{{
 			Input: engine.Input{Path: "log/run1/worker0.1712345678.pt.trace.json.gz", Bytes: 48234112, Compressed: true},
 			Facts: f,

@@ -30,7 +30,7 @@ const (
 type Format struct {
 	Name       string
 	Extensions []string
-	Analyze    func(w io.Writer, r *engine.Result, color bool) error
+	Analyze    func(w io.Writer, r *engine.Result, t Terminal) error
 	Diff       func(w io.Writer, d *engine.DiffResult) error
 	Lint       func(w io.Writer, r *engine.LintResult) error
 }
@@ -38,15 +38,21 @@ type Format struct {
 // Formats is the registry of output formats, in the order help texts list
 // them. The first format a subcommand offers is its default.
 var Formats = []Format{
-	{Name: "text", Analyze: Text, Diff: DiffText, Lint: LintText},
+	{Name: "text", Extensions: []string{".txt"}, Analyze: Text, Diff: DiffText, Lint: LintText},
 	{Name: "md", Extensions: []string{".md", ".markdown"}, Analyze: noColor(Markdown), Diff: DiffMarkdown, Lint: LintMarkdown},
 	{Name: "html", Extensions: []string{".html", ".htm"}, Analyze: noColor(HTML), Diff: DiffHTML},
 	{Name: "json", Extensions: []string{".json"}, Analyze: noColor(JSON), Diff: DiffJSON, Lint: LintJSON},
-	{Name: "sarif", Extensions: []string{".sarif"}, Lint: SARIF},
+	{Name: "sarif", Extensions: []string{".sarif"}, Analyze: noColor(AnalyzeSARIF), Lint: SARIF},
 }
 
-func noColor(render func(io.Writer, *engine.Result) error) func(io.Writer, *engine.Result, bool) error {
-	return func(w io.Writer, r *engine.Result, _ bool) error { return render(w, r) }
+// Terminal says how the text format is shown: Color turns on ANSI
+// colours, Cut shortens long messages (at a word boundary, with "…") to
+// keep a terminal summary short. Both are off when writing to a file or a
+// pipe, and the other formats ignore them.
+type Terminal struct{ Color, Cut bool }
+
+func noColor(render func(io.Writer, *engine.Result) error) func(io.Writer, *engine.Result, Terminal) error {
+	return func(w io.Writer, r *engine.Result, _ Terminal) error { return render(w, r) }
 }
 
 // offers reports whether f has a renderer for the subcommand.
@@ -113,9 +119,9 @@ func (e unknownFormat) Error() string { return string(e) }
 func (e unknownFormat) Unwrap() error { return ErrUnknownFormat }
 
 // FormatFor picks a subcommand's format from a path's extension,
-// case-insensitively (analyze: ".md" and ".markdown" give md, ".html" and
-// ".htm" html, ".json" json). Any other extension is an error naming the
-// path and the extensions that work.
+// case-insensitively (analyze: ".txt" gives text, ".md" and ".markdown"
+// md, ".html" and ".htm" html, ".json" json, ".sarif" sarif). Any other extension is an error naming the
+// path and the extensions that work. ".txt" gives text.
 func FormatFor(cmd, path string) (Format, error) {
 	ext := strings.ToLower(filepath.Ext(path))
 	var all []string

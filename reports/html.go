@@ -38,6 +38,15 @@ type htmlPage struct {
 	Ranks   []rankRow // per-rank table when ranks were analyzed together
 	Notes   []string
 	Skipped []engine.Skipped
+	About   aboutView
+	// Docs, when several traces are shown, holds each rule doc once; the
+	// findings link to it (DocRef) instead of repeating it per rank.
+	Docs []htmlDoc
+}
+
+type htmlDoc struct {
+	ID, Rule, Title string
+	HTML            template.HTML
 }
 
 type htmlTrace struct {
@@ -58,6 +67,7 @@ type htmlFinding struct {
 	OfTime string // "of step time" or "of the window"
 	findingView
 	DocHTML     template.HTML
+	DocRef      string // id of the doc in htmlPage.Docs (several traces)
 	ImpactWidth string // impact bar width, percent of the track (0..100)
 }
 
@@ -100,23 +110,38 @@ const (
 // p90 and max), ranked findings with evidence, example events and the rule
 // doc rendered from Markdown (goldmark, raw HTML off), all facts ("—" when
 // not measured), rules not evaluated with hints, and trace health with every
-// diagnostic. Every string from a trace is HTML-escaped by html/template.
+// diagnostic. With several traces (ranks) each trace is a collapsed
+// section under the summary and rank tables, and each rule doc is printed
+// once at the end, linked from every finding of that rule. The footer names the stepdoctor version, command line and
+// rule pack. Every string from a trace is HTML-escaped by html/template.
 func HTML(w io.Writer, r *engine.Result) error {
 	if r == nil {
 		return fmt.Errorf("render html: %w", errNilResult)
 	}
 	views := buildViews(r)
-	page := htmlPage{Many: len(views) > 1, Ranks: rankTable(r), Notes: r.Notes, Skipped: r.Skipped}
+	page := htmlPage{Many: len(views) > 1, Ranks: rankTable(r), Notes: r.Notes, Skipped: r.Skipped, About: buildAbout(r.About)}
+	docSeen := map[string]bool{}
 	for _, v := range views {
 		ht := htmlTrace{traceView: v}
 		for _, f := range v.Findings {
 			hf := htmlFinding{findingView: f, ImpactWidth: fixed(clamp01(f.ImpactRatio)*100, 1), OfTime: v.OfTime}
 			if strings.TrimSpace(f.Doc) != "" {
-				doc, err := renderDoc(f.Doc)
-				if err != nil {
-					return fmt.Errorf("render html: %w", err)
+				id := "rule-doc-" + f.Rule
+				if page.Many && docSeen[f.Rule] {
+					hf.DocRef = id
+				} else {
+					doc, err := renderDoc(f.Doc)
+					if err != nil {
+						return fmt.Errorf("render html: %w", err)
+					}
+					if page.Many {
+						docSeen[f.Rule] = true
+						page.Docs = append(page.Docs, htmlDoc{ID: id, Rule: f.Rule, Title: f.Title, HTML: doc})
+						hf.DocRef = id
+					} else {
+						hf.DocHTML = doc
+					}
 				}
-				hf.DocHTML = doc
 			}
 			ht.Findings = append(ht.Findings, hf)
 		}

@@ -23,6 +23,7 @@ type jsonReport struct {
 	SchemaVersion       int              `json:"schema_version"`
 	ResultSchemaVersion int              `json:"result_schema_version"`
 	FactsSchemaVersion  int              `json:"facts_schema_version"`
+	Stepdoctor          aboutJSON        `json:"stepdoctor"`
 	Traces              []jsonTrace      `json:"traces"`
 	Skipped             []engine.Skipped `json:"skipped"`
 	Notes               []string         `json:"notes"`
@@ -127,6 +128,7 @@ func (f jsonFloat) MarshalJSON() ([]byte, error) {
 // JSON writes r as an indented, versioned JSON document:
 //
 //	{"schema_version": 1, "result_schema_version": N, "facts_schema_version": N,
+//	 "stepdoctor": {"version", "command", "rule_pack", "rule_dirs", "config"},
 //	 "traces": [{"input", "verdict", "facts", "findings", "not_evaluated", "health"}]}
 //
 // facts has every fact with sorted keys (null when not measured; _us in
@@ -144,6 +146,7 @@ func JSON(w io.Writer, r *engine.Result) error {
 		SchemaVersion:       JSONSchemaVersion,
 		ResultSchemaVersion: r.SchemaVersion,
 		FactsSchemaVersion:  facts.SchemaVersion,
+		Stepdoctor:          buildAbout(r.About).json(),
 		Traces:              []jsonTrace{},
 		Skipped:             append([]engine.Skipped{}, r.Skipped...),
 		Notes:               append([]string{}, r.Notes...),

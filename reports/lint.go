@@ -62,17 +62,25 @@ func LintMarkdown(w io.Writer, r *engine.LintResult) error {
 			fmt.Fprintf(&b, "- `%s`: %s\n", lintMDCode(sk.RelPath), lintMDCell(sk.Reason))
 		}
 	}
-	_, err := w.Write(b.Bytes())
+	_, err := io.WriteString(w, buildAbout(r.About).markdownFooter(b.String()))
 	return err
 }
 
 // LintJSON writes the LintResult (schema_version, rules, scripts with
-// findings, suppressed findings with their reason, diagnostics).
+// findings, suppressed findings with their reason, diagnostics) and a
+// "stepdoctor" object (version, command, rule pack).
 func LintJSON(w io.Writer, r *engine.LintResult) error {
+	if r == nil {
+		return fmt.Errorf("render lint json: %w", errNilResult)
+	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(r); err != nil {
+	doc := struct {
+		*engine.LintResult
+		Stepdoctor aboutJSON `json:"stepdoctor"`
+	}{r, buildAbout(r.About).json()}
+	if err := enc.Encode(doc); err != nil {
 		return fmt.Errorf("encode lint json: %w", err)
 	}
 	_, err := w.Write(b.Bytes())

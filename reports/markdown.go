@@ -48,23 +48,27 @@ var mdLevels = []mdLimits{
 // written, except that raw HTML in them is turned into text and
 // javascript:/vbscript:/data:/file: links are defused. Every string from a
 // trace is escaped: HTML metacharacters as entities, Markdown punctuation
-// (including backticks and table pipes) with backslashes.
+// (including backticks and table pipes) with backslashes. A footer says
+// which stepdoctor version, command line and rule pack made the report.
 func Markdown(w io.Writer, r *engine.Result) error {
 	if r == nil {
 		return fmt.Errorf("render markdown: %w", errNilResult)
 	}
 	views := buildViews(r)
 	ranks := rankTable(r)
+	about := buildAbout(r.About)
+	limit := MarkdownLimit - len(about.markdownFooter(""))
 	var out string
 	for i, lim := range mdLevels {
 		out = renderMarkdown(views, ranks, r.Notes, r.Skipped, lim, i > 0)
-		if len(out) <= MarkdownLimit {
+		if len(out) <= limit {
 			break
 		}
 	}
-	if len(out) > MarkdownLimit {
-		out = cutMarkdown(out)
+	if len(out) > limit {
+		out = cutMarkdown(out, limit)
 	}
+	out = about.markdownFooter(out)
 	if _, err := io.WriteString(w, out); err != nil {
 		return fmt.Errorf("write markdown: %w", err)
 	}
@@ -72,9 +76,9 @@ func Markdown(w io.Writer, r *engine.Result) error {
 }
 
 // cutMarkdown is the last resort: cut at a line boundary and say so.
-func cutMarkdown(s string) string {
+func cutMarkdown(s string, max int) string {
 	const note = "\n\n> **Report truncated to fit a comment.** Render the HTML or JSON report for everything.\n"
-	limit := MarkdownLimit - len(note)
+	limit := max - len(note)
 	cut := strings.LastIndexByte(s[:limit], '\n')
 	if cut < 0 {
 		cut = limit

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stepdoctor/stepdoctor/engine"
 	"github.com/stepdoctor/stepdoctor/engine/facts"
+	"github.com/stepdoctor/stepdoctor/rules"
 )
 
 func twoRanks() *engine.Result {
@@ -35,7 +36,7 @@ func TestRankTable(t *testing.T) {
 	if !strings.Contains(h, `<tr class="straggler">`) || !strings.Contains(h, "identity from file name") || strings.Contains(h, "rank<0>") {
 		t.Error("HTML rank table missing, or a path unescaped")
 	}
-	txt := string(render(t, func(w io.Writer, r *engine.Result) error { return Text(w, r, false) }, r))
+	txt := string(render(t, func(w io.Writer, r *engine.Result) error { return Text(w, r, Terminal{}) }, r))
 	if !strings.Contains(txt, "<- straggler") {
 		t.Errorf("text lacks the straggler mark:\n%s", txt)
 	}
@@ -44,5 +45,35 @@ func TestRankTable(t *testing.T) {
 	one.Traces[0].Facts.RankCount = nil
 	if strings.Contains(string(render(t, Markdown, one)), "### Ranks") {
 		t.Error("rank table for a single trace")
+	}
+}
+
+// TestManyTracesHTMLCollapsed: with several traces each trace is a
+// collapsed <details> section that the rank table links to, and a rule doc
+// shared by the ranks' findings is printed once, linked from each finding.
+func TestManyTracesHTMLCollapsed(t *testing.T) {
+	r := twoRanks()
+	doc := "The GPU waits for the **slowest** rank.\n"
+	for _, tr := range r.Traces {
+		tr.Findings = append(tr.Findings, rules.Finding{Rule: "rank-imbalance", Title: "Ranks do unequal work", Severity: rules.SeverityMedium, Impact: 0.1, Confidence: rules.Likely, Doc: doc})
+	}
+	h := string(render(t, HTML, r))
+	if n := strings.Count(h, `<details class="trace-fold" id="trace-`); n != 2 || strings.Contains(h, `<details class="trace-fold" id="trace-1" open`) {
+		t.Errorf("%d collapsed trace sections, want 2, closed", n)
+	}
+	if !strings.Contains(h, `<a href="#trace-2">1</a>`) {
+		t.Error("rank table does not link to the trace sections")
+	}
+	if n := strings.Count(h, "<strong>slowest</strong>"); n != 1 {
+		t.Errorf("rule doc printed %d times, want once", n)
+	}
+	if n := strings.Count(h, `<a href="#rule-doc-rank-imbalance">`); n != 2 || !strings.Contains(h, `<article class="rule-doc" id="rule-doc-rank-imbalance">`) {
+		t.Errorf("%d links to the doc, want 2", n)
+	}
+	// One trace: no folding, the doc stays with its finding.
+	one := &engine.Result{SchemaVersion: 1, Traces: r.Traces[:1]}
+	h1 := string(render(t, HTML, one))
+	if strings.Contains(h1, `class="trace-fold"`) || strings.Contains(h1, "rule-doc-") || !strings.Contains(h1, "<strong>slowest</strong>") {
+		t.Error("single trace report folded or lost its doc")
 	}
 }

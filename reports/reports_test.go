@@ -30,8 +30,8 @@ var renderers = []fmtRenderer{
 	{"md", Markdown},
 	{"html", HTML},
 	{"json", JSON},
-	{"txt", func(w io.Writer, r *engine.Result) error { return Text(w, r, false) }},
-	{"color.txt", func(w io.Writer, r *engine.Result) error { return Text(w, r, true) }},
+	{"txt", func(w io.Writer, r *engine.Result) error { return Text(w, r, Terminal{}) }},
+	{"color.txt", func(w io.Writer, r *engine.Result) error { return Text(w, r, Terminal{Color: true, Cut: true}) }},
 }
 
 var fixtures = []struct {
@@ -267,7 +267,7 @@ func TestMarkdownTableColumns(t *testing.T) {
 func TestTextStripsControls(t *testing.T) {
 	r := gpuTraining()
 	r.Traces[0].Findings[0].Message = "evil \x1b[2J\x1b]0;title\x07 name\nsecond"
-	out := string(render(t, func(w io.Writer, r *engine.Result) error { return Text(w, r, false) }, r))
+	out := string(render(t, func(w io.Writer, r *engine.Result) error { return Text(w, r, Terminal{}) }, r))
 	if strings.ContainsAny(out, "\x1b\x07") {
 		t.Errorf("text output carries control characters: %q", out)
 	}
@@ -415,7 +415,7 @@ func TestWriteErrors(t *testing.T) {
 
 func TestFormatFor(t *testing.T) {
 	cases := map[string]string{
-		"r.md": "md", "R.MARKDOWN": "md", "a/b.html": "html", "x.HTM": "html", "out.json": "json",
+		"r.md": "md", "R.MARKDOWN": "md", "a/b.html": "html", "x.HTM": "html", "out.json": "json", "report.txt": "text",
 	}
 	for _, cmd := range []string{ForAnalyze, ForDiff} {
 		for path, want := range cases {
@@ -424,19 +424,27 @@ func TestFormatFor(t *testing.T) {
 				t.Errorf("%s: FormatFor(%q) = %q, %v; want %q", cmd, path, got.Name, err, want)
 			}
 		}
-		for _, path := range []string{"report.txt", "report", "report.json.gz", "dir.md/file", "lint.sarif"} {
+		wantExts := map[string]string{ForAnalyze: "want .txt, .md, .markdown, .html, .htm, .json or .sarif", ForDiff: "want .txt, .md, .markdown, .html, .htm or .json"}[cmd]
+		bad := []string{"report.text", "report", "report.json.gz", "dir.md/file"}
+		if cmd == ForDiff {
+			bad = append(bad, "diff.sarif")
+		}
+		for _, path := range bad {
 			_, err := FormatFor(cmd, path)
-			if err == nil || !errors.Is(err, ErrUnknownFormat) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "want .md, .markdown, .html, .htm or .json") {
+			if err == nil || !errors.Is(err, ErrUnknownFormat) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), wantExts) {
 				t.Errorf("%s: FormatFor(%q) error = %v", cmd, path, err)
 			}
 		}
+	}
+	if f, err := FormatFor(ForAnalyze, "ci.SARIF"); err != nil || f.Name != "sarif" {
+		t.Errorf("FormatFor(analyze, ci.SARIF) = %q, %v", f.Name, err)
 	}
 }
 
 // TestFormatRegistry: the registry answers for flags, help and errors,
 // and every format a subcommand offers renders.
 func TestFormatRegistry(t *testing.T) {
-	for cmd, want := range map[string]string{ForAnalyze: "text, md, html or json", ForDiff: "text, md, html or json", ForLint: "text, md, json or sarif"} {
+	for cmd, want := range map[string]string{ForAnalyze: "text, md, html, json or sarif", ForDiff: "text, md, html or json", ForLint: "text, md, json or sarif"} {
 		if got := FormatNames(cmd); got != want {
 			t.Errorf("FormatNames(%s) = %q, want %q", cmd, got, want)
 		}
@@ -444,11 +452,14 @@ func TestFormatRegistry(t *testing.T) {
 			t.Errorf("%s: LookupFormat(pdf) = %v", cmd, err)
 		}
 	}
-	if got := ExtensionNames(ForAnalyze); got != ".md, .html, .json" {
+	if got := ExtensionNames(ForAnalyze); got != ".txt, .md, .html, .json, .sarif" {
 		t.Errorf("ExtensionNames(analyze) = %q", got)
 	}
-	if _, err := LookupFormat(ForAnalyze, "sarif"); err == nil {
-		t.Error("analyze offers no sarif")
+	if got := ExtensionNames(ForDiff); got != ".txt, .md, .html, .json" {
+		t.Errorf("ExtensionNames(diff) = %q", got)
+	}
+	if _, err := LookupFormat(ForDiff, "sarif"); err == nil {
+		t.Error("diff offers no sarif")
 	}
 	res := gpuTraining()
 	d := engine.Diff(res, res)
@@ -458,7 +469,7 @@ func TestFormatRegistry(t *testing.T) {
 				if f.Analyze == nil {
 					return nil
 				}
-				return f.Analyze(w, res, false)
+				return f.Analyze(w, res, Terminal{})
 			},
 			func(w io.Writer) error {
 				if f.Diff == nil {

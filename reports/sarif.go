@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/stepdoctor/stepdoctor/engine"
+	"github.com/stepdoctor/stepdoctor/internal/version"
 	"github.com/stepdoctor/stepdoctor/rules"
 )
 
@@ -43,10 +45,11 @@ type sarifLog struct {
 }
 
 type sarifRun struct {
-	Tool        sarifTool         `json:"tool"`
-	Invocations []sarifInvocation `json:"invocations"`
-	ColumnKind  string            `json:"columnKind"`
-	Results     []sarifResult     `json:"results"`
+	Tool               sarifTool                `json:"tool"`
+	Invocations        []sarifInvocation        `json:"invocations"`
+	OriginalURIBaseIDs map[string]sarifArtifact `json:"originalUriBaseIds"`
+	ColumnKind         string                   `json:"columnKind"`
+	Results            []sarifResult            `json:"results"`
 }
 
 type sarifTool struct {
@@ -54,9 +57,12 @@ type sarifTool struct {
 }
 
 type sarifDriver struct {
-	Name           string      `json:"name"`
-	InformationURI string      `json:"informationUri"`
-	Rules          []sarifRule `json:"rules"`
+	Name            string         `json:"name"`
+	Version         string         `json:"version"`
+	SemanticVersion string         `json:"semanticVersion"`
+	InformationURI  string         `json:"informationUri"`
+	Rules           []sarifRule    `json:"rules"`
+	Properties      map[string]any `json:"properties,omitempty"`
 }
 
 type sarifText struct {
@@ -80,6 +86,7 @@ type sarifConfig struct {
 }
 
 type sarifInvocation struct {
+	CommandLine         string              `json:"commandLine,omitempty"`
 	ExecutionSuccessful bool                `json:"executionSuccessful"`
 	Notifications       []sarifNotification `json:"toolExecutionNotifications"`
 }
@@ -104,6 +111,7 @@ type sarifResult struct {
 	Level               string             `json:"level"`
 	Message             sarifText          `json:"message"`
 	Locations           []sarifLocation    `json:"locations"`
+	RelatedLocations    []sarifLocation    `json:"relatedLocations,omitempty"`
 	PartialFingerprints map[string]string  `json:"partialFingerprints"`
 	Suppressions        []sarifSuppression `json:"suppressions,omitempty"`
 	Properties          map[string]any     `json:"properties"`
@@ -115,7 +123,9 @@ type sarifSuppression struct {
 }
 
 type sarifLocation struct {
+	ID               *int          `json:"id,omitempty"`
 	PhysicalLocation sarifPhysical `json:"physicalLocation"`
+	Message          *sarifText    `json:"message,omitempty"`
 }
 
 type sarifPhysical struct {
@@ -124,8 +134,9 @@ type sarifPhysical struct {
 }
 
 type sarifArtifact struct {
-	URI       string `json:"uri"`
-	URIBaseID string `json:"uriBaseId"`
+	URI         string     `json:"uri,omitempty"`
+	URIBaseID   string     `json:"uriBaseId,omitempty"`
+	Description *sarifText `json:"description,omitempty"`
 }
 
 type sarifRegion struct {
@@ -168,14 +179,7 @@ func SARIF(w io.Writer, r *engine.LintResult) error {
 	if r == nil {
 		return fmt.Errorf("render sarif: %w", errNilResult)
 	}
-	run := sarifRun{
-		Tool: sarifTool{Driver: sarifDriver{
-			Name: "stepdoctor", InformationURI: "https://github.com/stepdoctor/stepdoctor", Rules: []sarifRule{},
-		}},
-		ColumnKind:  "unicodeCodePoints",
-		Results:     []sarifResult{},
-		Invocations: []sarifInvocation{{ExecutionSuccessful: true, Notifications: []sarifNotification{}}},
-	}
+	run := newSARIFRun(r.About)
 	index := map[string]int{}
 	for _, rl := range r.Rules {
 		index[rl.ID] = len(run.Tool.Driver.Rules)
@@ -212,7 +216,7 @@ func SARIF(w io.Writer, r *engine.LintResult) error {
 			}
 			line := ""
 			if f.Location != nil {
-				res.Locations = append(res.Locations, sarifLoc(s, f.Location))
+				res.Locations = append(res.Locations, sarifLoc(r.Root, s, f.Location))
 				if s.Facts != nil {
 					line = strings.Join(strings.Fields(s.Facts.LineText(f.Location.Line)), " ")
 				}
@@ -242,7 +246,7 @@ func SARIF(w io.Writer, r *engine.LintResult) error {
 			run.Invocations[0].Notifications = append(run.Invocations[0].Notifications, sarifNotification{
 				Descriptor: &sarifDescriptorRef{ID: d.Kind},
 				Level:      "error", Message: sarifText{Text: s.RelPath + ": " + d.Message + " (the rest of the file was checked)"},
-				Locations:  []sarifLocation{sarifLoc(s, &rules.Location{Line: d.Line, Column: d.Column, EndLine: d.EndLine, EndColumn: d.EndColumn})},
+				Locations:  []sarifLocation{sarifLoc(r.Root, s, &rules.Location{Line: d.Line, Column: d.Column, EndLine: d.EndLine, EndColumn: d.EndColumn})},
 				Properties: map[string]any{"node": d.Node, "near": d.Near, "partial": true},
 			})
 		}
@@ -252,10 +256,39 @@ func SARIF(w io.Writer, r *engine.LintResult) error {
 			Descriptor: &sarifDescriptorRef{ID: "skipped-file"},
 			Level:      "note", Message: sarifText{Text: "skipped " + sk.RelPath + ": " + sk.Reason},
 			Locations: []sarifLocation{{PhysicalLocation: sarifPhysical{
-				ArtifactLocation: sarifArtifact{URI: sarifURI(sk.RelPath), URIBaseID: "%SRCROOT%"},
+				ArtifactLocation: sarifArtifactFor(r.Root, sk.Path),
 			}}},
 		})
 	}
+	return writeSARIF(w, run)
+}
+
+// newSARIFRun is an empty run: the driver (name, version, semantic
+// version, information URI, the rule pack as properties), one successful invocation with the command
+// line, and %SRCROOT% described for viewers that map it themselves (code
+// scanning sets it to the repository checkout).
+func newSARIFRun(a *engine.About) sarifRun {
+	about := buildAbout(a)
+	var props map[string]any
+	if about.RulePack != "" || len(about.RuleDirs) > 0 || about.Config != "" {
+		props = map[string]any{"rulePack": about.RulePack, "ruleDirs": nonNil(about.RuleDirs), "config": about.Config}
+	}
+	return sarifRun{
+		Tool: sarifTool{Driver: sarifDriver{
+			Name: "stepdoctor", Version: about.Version, SemanticVersion: version.Semantic(about.Version),
+			InformationURI: InformationURI, Rules: []sarifRule{}, Properties: props,
+		}},
+		OriginalURIBaseIDs: map[string]sarifArtifact{
+			sarifSrcRoot: {Description: &sarifText{Text: "The directory relative URIs start from: the repository root (the nearest directory holding .git) where stepdoctor ran, else its working directory."}},
+		},
+		ColumnKind:  "unicodeCodePoints",
+		Results:     []sarifResult{},
+		Invocations: []sarifInvocation{{CommandLine: about.Command, ExecutionSuccessful: true, Notifications: []sarifNotification{}}},
+	}
+}
+
+// writeSARIF writes a log of one run, indented, HTML characters as is.
+func writeSARIF(w io.Writer, run sarifRun) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
@@ -269,7 +302,43 @@ func SARIF(w io.Writer, r *engine.LintResult) error {
 	return nil
 }
 
-func sarifLoc(s *engine.ScriptResult, l *rules.Location) sarifLocation {
+// sarifSrcRoot is the uriBaseId of every relative URI.
+const sarifSrcRoot = "%SRCROOT%"
+
+// sarifArtifactFor locates path: relative to root (uriBaseId %SRCROOT%)
+// when it lies inside root, else an absolute file: URI, which code
+// scanning and editors can open as is. With root "" a relative path that
+// does not climb out ("..") is taken as relative to %SRCROOT% unchanged, so
+// output does not depend on the working directory.
+func sarifArtifactFor(root, path string) sarifArtifact {
+	if path == "" || path == "-" {
+		return sarifArtifact{URI: "stdin", URIBaseID: sarifSrcRoot}
+	}
+	clean := filepath.Clean(path)
+	if root != "" {
+		if abs, err := filepath.Abs(path); err == nil {
+			if rel, err := filepath.Rel(root, abs); err == nil && !climbs(rel) {
+				return sarifArtifact{URI: sarifURI(filepath.ToSlash(rel)), URIBaseID: sarifSrcRoot}
+			}
+			clean = abs
+		}
+	} else if !filepath.IsAbs(clean) && !climbs(clean) {
+		return sarifArtifact{URI: sarifURI(filepath.ToSlash(clean)), URIBaseID: sarifSrcRoot}
+	} else if abs, err := filepath.Abs(path); err == nil {
+		clean = abs
+	}
+	p := filepath.ToSlash(clean)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p // C:/x -> /C:/x
+	}
+	return sarifArtifact{URI: "file://" + strings.ReplaceAll(sarifURI(p), "%3A", ":")}
+}
+
+func climbs(rel string) bool {
+	return rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || strings.HasPrefix(rel, "../")
+}
+
+func sarifLoc(root string, s *engine.ScriptResult, l *rules.Location) sarifLocation {
 	reg := sarifRegion{StartLine: max(l.Line, 1), StartColumn: l.Column}
 	if l.EndLine >= reg.StartLine {
 		reg.EndLine = l.EndLine
@@ -283,7 +352,7 @@ func sarifLoc(s *engine.ScriptResult, l *rules.Location) sarifLocation {
 		}
 	}
 	return sarifLocation{PhysicalLocation: sarifPhysical{
-		ArtifactLocation: sarifArtifact{URI: sarifURI(s.RelPath), URIBaseID: "%SRCROOT%"},
+		ArtifactLocation: sarifArtifactFor(root, s.Path),
 		Region:           &reg,
 	}}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/stepdoctor/stepdoctor/engine"
+	"github.com/stepdoctor/stepdoctor/rules"
 )
 
 // sarifSchema compiles reports/testdata/sarif-2.1.0-subset.schema.json:
@@ -188,5 +189,180 @@ func TestSARIFDeterministicAndNil(t *testing.T) {
 	}
 	if err := SARIF(&a, nil); err == nil {
 		t.Error("nil result accepted")
+	}
+}
+
+// validateSARIF checks a SARIF document against the schema and decodes it.
+func validateSARIF(t *testing.T, schema *jsonschema.Schema, doc []byte) sarifLog {
+	t.Helper()
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.Validate(inst); err != nil {
+		t.Fatalf("SARIF output does not validate: %v", err)
+	}
+	var log sarifLog
+	if err := json.Unmarshal(doc, &log); err != nil {
+		t.Fatal(err)
+	}
+	if len(log.Runs) != 1 {
+		t.Fatalf("%d runs", len(log.Runs))
+	}
+	d := log.Runs[0].Tool.Driver
+	if d.Version != testVersion || d.SemanticVersion != "0.0.0-test" || d.InformationURI != InformationURI {
+		t.Errorf("driver version %q semanticVersion %q informationUri %q", d.Version, d.SemanticVersion, d.InformationURI)
+	}
+	if _, ok := log.Runs[0].OriginalURIBaseIDs[sarifSrcRoot]; !ok {
+		t.Error("no originalUriBaseIds entry for %SRCROOT%")
+	}
+	return log
+}
+
+// TestAnalyzeSARIF: every analyze fixture renders to valid SARIF; every
+// finding is a result pointing at its rule, whose descriptor carries the
+// doc as help Markdown and severity and category as properties; a finding
+// joined to a script line and one naming a with_stack Python frame get that
+// source line as their location (relative under %SRCROOT%, or an absolute
+// file: URI), the trace as related location; the others point at the trace.
+func TestAnalyzeSARIF(t *testing.T) {
+	schema := sarifSchema(t)
+	all := append(fixtures, struct {
+		name string
+		make func() *engine.Result
+	}{"hostile", hostile})
+	for _, fx := range all {
+		t.Run(fx.name, func(t *testing.T) {
+			r := fx.make()
+			var buf bytes.Buffer
+			if err := AnalyzeSARIF(&buf, r); err != nil {
+				t.Fatal(err)
+			}
+			log := validateSARIF(t, schema, buf.Bytes())
+			run := log.Runs[0]
+			n := 0
+			for _, tr := range r.Traces {
+				n += len(tr.Findings)
+			}
+			if len(run.Results) != n {
+				t.Fatalf("%d results for %d findings", len(run.Results), n)
+			}
+			for _, res := range run.Results {
+				rl := run.Tool.Driver.Rules[res.RuleIndex]
+				if rl.ID != res.RuleID || rl.Help.Markdown == "" || rl.Properties["severity"] == "" || rl.Properties["category"] == nil {
+					t.Errorf("result %s: rule %+v", res.RuleID, rl)
+				}
+				if len(res.Locations) != 1 || res.PartialFingerprints[SARIFFingerprintKey] == "" {
+					t.Errorf("result %s: locations %+v", res.RuleID, res.Locations)
+				}
+			}
+		})
+	}
+
+	r := gpuTraining()
+	r.About.SourceRoot = ""
+	tr := r.Traces[0]
+	tr.Findings = append(tr.Findings,
+		rules.Finding{Rule: "host-sync-in-loop", Title: "Host sync in the step loop", Severity: rules.SeverityHigh, Category: "script",
+			Message: "train.py:12:9: .item() in the loop", Location: &rules.Location{File: "scripts/train.py", Line: 12, Column: 9}, Doc: "Avoid `.item()`."},
+		rules.Finding{Rule: "idle-gap-sync", Title: "GPU idle on host syncs", Severity: rules.SeverityMedium, Category: "idle",
+			Message: "the GPU waited 12 ms on aten::item at /home/alice/proj/train.py(40): step", Doc: "Syncs."},
+		rules.Finding{Rule: "idle-gap-dataloader", Title: "GPU idle on the DataLoader", Severity: rules.SeverityLow, Category: "idle",
+			Message: "the GPU waited on DataLoader __next__ at data/loader.py(7): fetch", Doc: "Workers."},
+	)
+	var buf bytes.Buffer
+	if err := AnalyzeSARIF(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	log := validateSARIF(t, schema, buf.Bytes())
+	want := map[string]struct {
+		uri, base string
+		line      int
+		level     string
+	}{
+		"host-sync-in-loop":   {"scripts/train.py", "%SRCROOT%", 12, "error"},
+		"idle-gap-sync":       {"file:///home/alice/proj/train.py", "", 40, "warning"},
+		"idle-gap-dataloader": {"data/loader.py", "%SRCROOT%", 7, "note"},
+	}
+	found := 0
+	for _, res := range log.Runs[0].Results {
+		w, ok := want[res.RuleID]
+		if !ok {
+			loc := res.Locations[0].PhysicalLocation
+			if loc.ArtifactLocation.URI != "log/run1/worker0.1712345678.pt.trace.json.gz" || loc.Region != nil {
+				t.Errorf("%s: location %+v, want the trace file", res.RuleID, loc)
+			}
+			continue
+		}
+		found++
+		loc := res.Locations[0].PhysicalLocation
+		if loc.ArtifactLocation.URI != w.uri || loc.ArtifactLocation.URIBaseID != w.base || loc.Region == nil || loc.Region.StartLine != w.line || res.Level != w.level {
+			t.Errorf("%s: location %+v region %+v level %s, want %+v", res.RuleID, loc.ArtifactLocation, loc.Region, res.Level, w)
+		}
+		if len(res.RelatedLocations) != 1 || res.RelatedLocations[0].PhysicalLocation.ArtifactLocation.URI != "log/run1/worker0.1712345678.pt.trace.json.gz" {
+			t.Errorf("%s: related %+v, want the trace", res.RuleID, res.RelatedLocations)
+		}
+	}
+	if found != len(want) {
+		t.Errorf("%d of %d located results", found, len(want))
+	}
+	if log.Runs[0].Invocations[0].CommandLine != r.About.Command {
+		t.Errorf("commandLine %q", log.Runs[0].Invocations[0].CommandLine)
+	}
+}
+
+// TestSARIFURIs: inside the root a path is relative to %SRCROOT%; outside
+// it (and absolute without a root) it is an absolute file: URI with no
+// uriBaseId, which code scanning would otherwise fail to map.
+func TestSARIFURIs(t *testing.T) {
+	root := t.TempDir()
+	other := t.TempDir()
+	for _, c := range []struct {
+		root, path, uri, base string
+	}{
+		{root, filepath.Join(root, "src", "train me.py"), "src/train%20me.py", "%SRCROOT%"},
+		{root, filepath.Join(other, "x.py"), "file://" + filepath.ToSlash(filepath.Join(other, "x.py")), ""},
+		{"", "a/b.py", "a/b.py", "%SRCROOT%"},
+		{"", "../b.py", "", ""},
+		{"", "/abs/b.py", "file:///abs/b.py", ""},
+	} {
+		got := sarifArtifactFor(c.root, c.path)
+		if c.uri == "" {
+			if !strings.HasPrefix(got.URI, "file:///") || got.URIBaseID != "" {
+				t.Errorf("%s: %+v, want an absolute file URI", c.path, got)
+			}
+			continue
+		}
+		if got.URI != c.uri || got.URIBaseID != c.base {
+			t.Errorf("%s (root %q): %+v, want %s %s", c.path, c.root, got, c.uri, c.base)
+		}
+	}
+}
+
+// TestLintSARIFOutsideRoot: a script outside the root gets an absolute
+// file: URI (no %SRCROOT%), and the driver names the version.
+func TestLintSARIFOutsideRoot(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "train.py")
+	if err := os.WriteFile(p, []byte("import torch\nfor x, y in loader:\n    loss = model(x)\n    loss.backward()\n    v = loss.item()\nmodel.cuda()\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := engine.Lint(context.Background(), engine.LintOptions{Paths: []string{p}, Root: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := SARIF(&buf, res); err != nil {
+		t.Fatal(err)
+	}
+	log := validateSARIF(t, sarifSchema(t), buf.Bytes())
+	if len(log.Runs[0].Results) == 0 {
+		t.Fatal("no results")
+	}
+	for _, r := range log.Runs[0].Results {
+		a := r.Locations[0].PhysicalLocation.ArtifactLocation
+		if a.URI != "file://"+filepath.ToSlash(p) || a.URIBaseID != "" {
+			t.Errorf("%s: %+v, want file://%s", r.RuleID, a, p)
+		}
 	}
 }

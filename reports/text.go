@@ -30,18 +30,18 @@ const (
 // when the trace was repaired, the GPU busy share and the largest idle causes
 // and the top kernel (when the facts carry a timeline and a kernel table),
 // up to 10 findings (rank, severity, impact as
-// a percentage of step time, confidence, rule id, title and the message cut
-// to 200 characters), the
+// a percentage of step time, confidence, rule id, title and the message,
+// on a terminal (t.Cut) cut at a word boundary to 200 characters), the
 // number of rules not evaluated with their hints, and the diagnostics count.
-// With color, severities and warnings get ANSI colours; without, the output
+// With t.Color, severities and warnings get ANSI colours; without, the output
 // is plain ASCII apart from strings from the trace. Control characters in
 // trace strings are removed so they cannot drive the terminal.
-func Text(w io.Writer, r *engine.Result, color bool) error {
+func Text(w io.Writer, r *engine.Result, t Terminal) error {
 	if r == nil {
 		return fmt.Errorf("render text: %w", errNilResult)
 	}
 	st := func(code, s string) string {
-		if !color {
+		if !t.Color {
 			return s
 		}
 		return code + s + ansiReset
@@ -129,7 +129,11 @@ func Text(w io.Writer, r *engine.Result, color bool) error {
 			}
 			fmt.Fprintf(&b, "  %2d. %s %6s  %-9s %s: %s\n", f.Rank, sev, f.Impact, clean(f.Confidence), clean(f.Rule), clean(f.Title))
 			if f.Message != "" {
-				fmt.Fprintf(&b, "      %s\n", st(ansiDim, shorten(clean(f.Message), textMaxMessage)))
+				msg := clean(f.Message)
+				if t.Cut {
+					msg = shortenWords(msg, textMaxMessage)
+				}
+				fmt.Fprintf(&b, "      %s\n", st(ansiDim, msg))
 			}
 		}
 		if len(v.Minor) > 0 {

@@ -486,6 +486,23 @@ func shorten(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
+// shortenWords cuts s to at most n runes like shorten, but at the last
+// space before the limit (when that keeps at least half of it), so no word
+// is cut in two.
+func shortenWords(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	cut := n - 1
+	for i := cut; i > n/2; i-- {
+		if r[i] == ' ' {
+			return strings.TrimRight(string(r[:i]), " ,;:") + " …"
+		}
+	}
+	return string(r[:cut]) + "…"
+}
+
 // clean removes control characters (terminal escapes, NUL, newlines) from a
 // string taken from a trace and replaces invalid UTF-8, so it is safe on a
 // single line of any output.

@@ -29,6 +29,7 @@ type analyzeFlags struct {
 	ruleDirs         []string
 	script           string
 	config           string
+	read             readFlags
 }
 
 func analyzeCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -40,6 +41,8 @@ func analyzeCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 derives facts (GPU idle ratio, launch density, memcpy, host syncs, DataLoader share, ...),
 evaluates the rules and prints ranked recommendations. With -o FILE it writes a report
 whose format follows the extension (` + reports.ExtensionNames(reports.ForAnalyze) + `); --format overrides it.
+SARIF (for code scanning) places a finding at its script line when --script joined it
+or a with_stack trace named the Python function, else at the trace file.
 
 With --baseline OLD the median step time (of the capped steps, per sample when the batch
 sizes differ) is compared with OLD's beyond the noise band of both runs, and so is each
@@ -47,7 +50,7 @@ sizes differ) is compared with OLD's beyond the noise band of both runs, and so 
 
 Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error;
 3 a regression over --max-regression against --baseline.`,
-		Args: cobra.MinimumNArgs(1),
+		Args: needArgs([]string{"PATH"}, -1, "a trace file .json or .json.gz, a tensorboard_trace_handler directory, a facts file .jsonl, or - for stdin"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fl.maxRegressionSet = cmd.Flags().Changed("max-regression")
 			return analyze(cmd.Context(), args, fl, stdin, stdout, stderr)
@@ -61,6 +64,7 @@ Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error;
 	c.Flags().StringVar(&fl.failOn, "fail-on", "", "exit 1 when a finding has this severity or higher: high, medium, low or info")
 	c.Flags().StringArrayVar(&fl.ruleDirs, "rules", nil, "load team rules (*.rego, *.yaml) from `DIR` as well (repeatable)")
 	addConfigFlag(c, &fl.config)
+	addReadFlags(c, &fl.read)
 	c.Flags().StringVar(&fl.script, "script", "", "join the findings of the training script `FILE` (confirmed where the trace measures them)")
 	return c
 }
@@ -93,13 +97,9 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 	}
 	listSkippedRules(stderr, set)
 	opts := engine.Options{Paths: paths, Rules: set, Facts: cfg.facts(), Stdin: stdin}
-	var bar *progressBar
-	if isTerminal(stderr) {
-		bar = &progressBar{w: stderr, start: time.Now()}
-		opts.Progress = bar.update
-	}
+	done := fl.read.watch(&opts, stderr)
 	res, err := engine.Analyze(ctx, opts)
-	bar.done()
+	done()
 	if err != nil {
 		var ie *engine.InputError
 		if errors.As(err, &ie) {
@@ -112,9 +112,10 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 	}
 	if fl.out != "" { // the terminal summary lists them itself
 		for _, sk := range res.Skipped {
-			fmt.Fprintf(stderr, "skipped %s: %s\n", sk.Path, sk.Reason)
+			fl.read.say(stderr, "skipped %s: %s\n", sk.Path, sk.Reason)
 		}
 	}
+	res.About = about(ctx, cfg, fl.ruleDirs)
 	if fl.script != "" {
 		sr, err := engine.LintFile(ctx, fl.script, set)
 		if err != nil {
@@ -122,13 +123,16 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 		}
 		engine.JoinScript(res, sr)
 	}
-	color := fl.out == "" && isTerminal(stdout) && os.Getenv("NO_COLOR") == ""
-	write := func(w io.Writer) error { return render(w, res, color) }
+	// Colours and cut messages only on a terminal; a file or a pipe gets
+	// every message whole.
+	tty := fl.out == "" && isTerminal(stdout)
+	look := reports.Terminal{Color: tty && os.Getenv("NO_COLOR") == "", Cut: tty}
+	write := func(w io.Writer) error { return render(w, res, look) }
 	if fl.out != "" {
 		if err := reports.WriteFile(fl.out, write); err != nil {
 			return &exitError{2, fmt.Errorf("write report: %w", err)}
 		}
-		fmt.Fprintf(stderr, "wrote %s\n", fl.out)
+		fl.read.say(stderr, "wrote %s\n", fl.out)
 	} else if err := write(stdout); err != nil {
 		return &exitError{2, fmt.Errorf("write report: %w", err)}
 	}
@@ -208,33 +212,94 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// progressBar draws "reading traces: 45% (120/260 MB)" on a terminal's
-// stderr once a read has taken more than a second.
+// readFlags are -q and -v of the commands that read traces.
+type readFlags struct{ quiet, verbose bool }
+
+func addReadFlags(c *cobra.Command, rf *readFlags) {
+	c.Flags().BoolVarP(&rf.quiet, "quiet", "q", false, "print only errors and warnings on stderr: no progress, no \"wrote FILE\"")
+	c.Flags().BoolVarP(&rf.verbose, "verbose", "v", false, "print each input's read and facts time on stderr (and progress from the start on a terminal)")
+}
+
+// progressDelay is how long a read runs before the terminal progress line
+// appears: short reads stay silent.
+const progressDelay = 2 * time.Second
+
+// watch wires the progress line and -v timings into opts; call the
+// returned done when the read is over (it clears the line).
+func (rf readFlags) watch(opts *engine.Options, stderr io.Writer) (done func()) {
+	if rf.quiet {
+		return func() {}
+	}
+	bar := &progressBar{w: stderr, start: time.Now(), tty: isTerminal(stderr), delay: progressDelay}
+	if rf.verbose {
+		bar.delay = 0
+	}
+	if bar.tty {
+		opts.Progress = bar.update
+	}
+	if rf.verbose {
+		opts.Loaded = bar.loaded
+	}
+	return bar.done
+}
+
+// say prints an informational line on stderr unless -q.
+func (rf readFlags) say(w io.Writer, format string, a ...any) {
+	if !rf.quiet {
+		fmt.Fprintf(w, format, a...)
+	}
+}
+
+// progressBar draws "reading traces: 45% (120/260 MB, 85 MB/s)" on a
+// terminal's stderr once a read has taken longer than delay, at most ten
+// times a second, and clears it at the end. With -v it also prints one line
+// per input with its timings (clearing the progress line first).
 type progressBar struct {
 	w     io.Writer
 	start time.Time
+	delay time.Duration
+	tty   bool
 	mu    sync.Mutex
 	shown bool
+	last  time.Time
 }
 
 func (p *progressBar) update(read, total int64) {
-	if time.Since(p.start) < time.Second || total <= 0 {
+	now := time.Now()
+	if now.Sub(p.start) < p.delay || total <= 0 {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.shown = true
-	fmt.Fprintf(p.w, "\rreading traces: %3.0f%% (%d/%d MB)", 100*float64(min(read, total))/float64(total), read>>20, total>>20)
-}
-
-func (p *progressBar) done() {
-	if p == nil {
+	if now.Sub(p.last) < 100*time.Millisecond && read < total {
 		return
 	}
+	p.last = now
+	p.shown = true
+	rate := float64(read) / (1 << 20) / max(now.Sub(p.start).Seconds(), 1e-3)
+	fmt.Fprintf(p.w, "\r\033[Kreading traces: %3.0f%% (%d/%d MB, %.0f MB/s)", 100*float64(min(read, total))/float64(total), read>>20, total>>20, rate)
+}
+
+func (p *progressBar) loaded(ft engine.FileTiming) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.shown {
 		fmt.Fprint(p.w, "\r\033[K")
+		p.shown = false
+	}
+	line := fmt.Sprintf("read %s: read %s", ft.Path, ft.Read.Round(time.Millisecond))
+	if ft.Bytes > 0 {
+		line += fmt.Sprintf(" (%.1f MB, %.0f MB/s), facts %s", float64(ft.Bytes)/1e6, float64(ft.Bytes)/1e6/max(ft.Read.Seconds(), 1e-3), ft.Derive.Round(time.Millisecond))
+	}
+	fmt.Fprintln(p.w, line)
+}
+
+func (p *progressBar) done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.shown = false
 	}
 }
 
@@ -275,7 +340,7 @@ func checkBaseline(ctx context.Context, fl analyzeFlags, baseOpts engine.Options
 	}
 	regs := d.Regressions(names, bound)
 	for _, p := range d.Pairs {
-		fmt.Fprintf(stderr, "baseline %s: %s\n", p.Before.Path, baselineLine(p))
+		fl.read.say(stderr, "baseline %s: %s\n", p.Before.Path, baselineLine(p))
 	}
 	if len(regs) > 0 {
 		var parts []string

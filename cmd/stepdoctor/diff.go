@@ -15,6 +15,7 @@ import (
 
 func diffCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	var out, format, config string
+	var rf readFlags
 	c := &cobra.Command{
 		Use:   "diff BEFORE AFTER",
 		Short: "Compare two analyses of the same workload: speed-up, fact changes beyond noise, findings resolved and new",
@@ -23,7 +24,7 @@ files from stepdoctor facts) and compares them trace by trace (by rank when ther
 are several): the step-time speed-up, facts that changed beyond the steps' own
 spread (smaller changes are marked as noise), and findings resolved, new and
 unchanged. Output as for analyze: terminal by default, -o FILE (` + reports.ExtensionNames(reports.ForDiff) + `).`,
-		Args: cobra.ExactArgs(2),
+		Args: needArgs([]string{"BEFORE", "AFTER"}, 2, "each a trace file, a directory of rank traces or a facts file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(out, traceInputs(args...)); err != nil {
 				return err
@@ -32,10 +33,14 @@ unchanged. Output as for analyze: terminal by default, -o FILE (` + reports.Exte
 			if err != nil {
 				return &exitError{2, err}
 			}
-			d, err := diffPaths(cmd.Context(), args[0], args[1], engine.Options{Rules: set, Facts: cfg.facts(), Stdin: stdin})
+			opts := engine.Options{Rules: set, Facts: cfg.facts(), Stdin: stdin}
+			done := rf.watch(&opts, stderr)
+			d, err := diffPaths(cmd.Context(), args[0], args[1], opts)
+			done()
 			if err != nil {
 				return err
 			}
+			d.About = about(cmd.Context(), cfg, nil)
 			f, err := chooseFormat(reports.ForDiff, format, out)
 			if err != nil {
 				return &exitError{2, err}
@@ -45,7 +50,7 @@ unchanged. Output as for analyze: terminal by default, -o FILE (` + reports.Exte
 				if err := reports.WriteFile(out, render); err != nil {
 					return &exitError{2, fmt.Errorf("write diff: %w", err)}
 				}
-				fmt.Fprintf(stderr, "wrote %s\n", out)
+				rf.say(stderr, "wrote %s\n", out)
 				return nil
 			}
 			if err := render(stdout); err != nil {
@@ -56,6 +61,7 @@ unchanged. Output as for analyze: terminal by default, -o FILE (` + reports.Exte
 	}
 	c.Flags().StringVarP(&out, "output", "o", "", "write the comparison to `FILE` (format from the extension: "+reports.ExtensionNames(reports.ForDiff)+")")
 	addConfigFlag(c, &config)
+	addReadFlags(c, &rf)
 	c.Flags().StringVar(&format, "format", "", reports.FormatNames(reports.ForDiff)+" (overrides the -o extension)")
 	return c
 }

@@ -30,12 +30,13 @@ DataParallel, profiler misconfiguration, ... One line per finding:
 
   file:line:col: rule-id message
 
---format ` + reports.FormatNames(reports.ForLint) + ` (SARIF 2.1.0, paths relative to the repository root).
+--format ` + reports.FormatNames(reports.ForLint) + ` (SARIF 2.1.0: paths inside the repository root relative
+to %SRCROOT%, others absolute file: URIs).
 A comment "# stepdoctor: ignore[rule-id] reason" on the line, or alone on the line
 above, silences that rule there; the reason is kept in json and sarif output.
 
 Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error.`,
-		Args: cobra.MinimumNArgs(1),
+		Args: needArgs([]string{"FILE|DIR"}, -1, "a Python script or a directory searched for *.py"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return lint(cmd.Context(), args, fl, stdout, stderr)
 		},
@@ -58,7 +59,7 @@ func lint(ctx context.Context, paths []string, fl lintFlags, stdout, stderr io.W
 	if err != nil {
 		return usage(err)
 	}
-	set, _, err := loadRules(fl.config, fl.ruleDirs)
+	set, cfg, err := loadRules(fl.config, fl.ruleDirs)
 	if err != nil {
 		return usage(err)
 	}
@@ -71,6 +72,7 @@ func lint(ctx context.Context, paths []string, fl lintFlags, stdout, stderr io.W
 		}
 		return &exitError{2, err}
 	}
+	res.About = about(ctx, cfg, fl.ruleDirs)
 	if err := render(stdout, res); err != nil {
 		return &exitError{2, fmt.Errorf("write lint report: %w", err)}
 	}

@@ -46,12 +46,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		SilenceErrors: true,
 	}
 	root.AddCommand(analyzeCmd(stdin, stdout, stderr), factsCmd(stdin, stdout, stderr), diffCmd(stdin, stdout, stderr), rulesCmd(stdout, stderr))
-	root.AddCommand(lintCmd(stdout, stderr))
+	root.AddCommand(lintCmd(stdout, stderr), versionCmd(stdout))
+	setVersion(root)
+	cleanUsage(root)
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	err := root.ExecuteContext(withArgv(ctx, args))
 	if err == nil {
 		return 0
 	}

@@ -112,9 +112,11 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"analyze", "--fail-on", "low", healthy}, 0, ""},
 		{[]string{"analyze", "--fail-on", "urgent", sample}, 2, "--fail-on"},
 		{[]string{"analyze", "--format", "pdf", sample}, 2, "format"},
-		{[]string{"analyze", "-o", "report.txt", sample}, 2, "report.txt"},
+		{[]string{"analyze", "-o", "report.pdf", sample}, 2, "report.pdf"},
 		{[]string{"analyze", "no/such/trace.json"}, 2, "no/such/trace.json"},
-		{[]string{"analyze"}, 2, ""},
+		{[]string{"analyze"}, 2, "analyze: missing PATH (a trace file"},
+		{[]string{"diff", sample}, 2, "diff: missing AFTER"},
+		{[]string{"lint"}, 2, "lint: missing FILE|DIR"},
 		{[]string{"frobnicate"}, 2, ""},
 	}
 	for _, c := range cases {

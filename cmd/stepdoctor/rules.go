@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"github.com/stepdoctor/stepdoctor/rules"
@@ -46,11 +47,14 @@ the rules as written (each case pins its own params).`,
 			if err != nil {
 				return err
 			}
+			// Columns sized to the longest entry, so a team rule's long id
+			// does not push its row out of line.
 			w := &errWriter{w: stdout}
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 			for _, r := range set.Rules() {
-				fmt.Fprintf(w, "%-24s %-7s %-18s %s\n", r.ID, r.Severity, r.Category, r.Title)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", oneField(r.ID), r.Severity, oneField(r.Category), oneField(r.Title))
 			}
-			return w.check("write rule list", nil)
+			return w.check("write rule list", tw.Flush())
 		},
 	}
 	show := &cobra.Command{
@@ -99,6 +103,16 @@ pack's cases. It prints PASS or FAIL per test and exits 1 when any test fails.`,
 	}
 	c.AddCommand(list, show, doc, test)
 	return c
+}
+
+// oneField keeps s in one tabwriter cell: tabs and newlines become spaces.
+func oneField(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' {
+			return ' '
+		}
+		return r
+	}, s)
 }
 
 // errWriter keeps the first write error, so that commands that print with
