@@ -38,9 +38,10 @@
 #   id: warmup-in-window
 #   severity: high
 #   category: profiling-setup
-#   requires: [has_gpu, gpu_idle_warmup_ratio, warmup_ratio]
+#   requires: [has_gpu, kernel_count, gpu_idle_warmup_ratio, warmup_ratio]
 #   params:
 #     min_ratio: 0.05
+#     min_kernels: 10
 #   references:
 #     - https://pytorch.org/docs/stable/profiler.html#torch.profiler.schedule
 #     - https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#lazy-loading
@@ -59,7 +60,10 @@ else := "of the profiled window"
 names := sprintf(": %s", [lib.culprits("warmup", 3)]) if input.idle_culprits.warmup[0]
 else := ""
 
+# A trace of a handful of kernels is a snippet, not a profiled run: its
+# first launch is all there is.
 finding contains f if {
+	input.kernel_count >= params.min_kernels
 	max([input.gpu_idle_warmup_ratio, input.warmup_ratio]) >= params.min_ratio
 	impact := input.gpu_idle_warmup_ratio
 	f := {
