@@ -254,7 +254,7 @@ func verdict(f *facts.Facts) string {
 		}
 		parts = append(parts, idle)
 	}
-	if f.DataloaderTimeRatio != nil {
+	if f.DataloaderTimeRatio != nil && *f.DataloaderTimeRatio >= 0.0005 { // a 0.0% share is not a headline
 		of := " of step time"
 		if !f.HasSteps {
 			of = " of the window"
