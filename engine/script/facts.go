@@ -263,6 +263,13 @@ type Features struct {
 	// current_accelerator, ...): the script runs on whatever accelerator
 	// is present.
 	Accelerator []Use `json:"accelerator"`
+	// GPUHints are signs that the script runs on a GPU which say nothing
+	// of the model or its precision: init_process_group("nccl") (the
+	// backend runs only on CUDA GPUs), and a module of the same directory
+	// that imports this one and uses a GPU (Name "imported by <file>",
+	// at the import's position in that file). Host-sync and copy rules
+	// count them; rules about the model's setup need a GPU use in the file.
+	GPUHints []Use `json:"gpu_hints"`
 	// MixedPrecision is where reduced precision comes from other than
 	// autocast: Accelerator(mixed_precision=...), Fabric(precision=...),
 	// Trainer(precision=...) (not "32" / "64"), and a model cast to

@@ -81,7 +81,7 @@ func newFacts(file string, src []byte) *Facts {
 		Features: Features{
 			Autocast: []Use{}, GradScaler: []Use{}, CudnnBenchmark: []Use{}, Compile: []Use{},
 			JitScript: []Use{}, DataParallel: []Use{}, DDP: []Use{}, Conv: []Use{}, CUDA: []Use{},
-			Frameworks: []Use{}, MixedPrecision: []Use{}, Accelerator: []Use{},
+			Frameworks: []Use{}, MixedPrecision: []Use{}, Accelerator: []Use{}, GPUHints: []Use{},
 		},
 	}
 }
@@ -1251,6 +1251,13 @@ func (s *scanner) call(n *sitter.Node, c ctx) {
 		ft.Conv = append(ft.Conv, use)
 	case name == ".cuda" || strings.HasPrefix(name, "torch.cuda."):
 		ft.CUDA = append(ft.CUDA, use)
+	case name == "torch.distributed.init_process_group" || name == "torch.distributed.distributed_c10d.init_process_group":
+		// The nccl backend runs only on CUDA GPUs.
+		if v := param(pos, kw, "backend", 0); v.Present {
+			if str, ok := v.Value.(string); ok && strings.Contains(str, "nccl") {
+				ft.GPUHints = append(ft.GPUHints, use)
+			}
+		}
 	case name == "torch.device" || name == ".to":
 		for _, v := range append(slices.Clone(pos), kw["device"]) {
 			if str, ok := v.Value.(string); ok && strings.HasPrefix(str, "cuda") {
