@@ -51,7 +51,7 @@ func TestLintSharedReview(t *testing.T) {
 	}
 	// Shapes judged worthless that the rules still report, knowingly.
 	open := map[string]bool{
-		"tiny-model": true, "in-memory-dataset-other-file": true, "op-table-demo": true,
+		"tiny-model": true, "in-memory-dataset-other-file": true,
 		"loop-syncs-generate": true, "eval-gathers-predictions": true, "replay-buffer": true,
 	}
 	got := map[string]bool{}
