@@ -393,10 +393,15 @@ func siblingModule(dir, mod string) string {
 	return ""
 }
 
+// readCapped reads a sibling module: a regular file of at most
+// maxSiblingBytes.
 func readCapped(path string) ([]byte, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path) // a FIFO would block
 	}
 	if st.Size() > maxSiblingBytes {
 		return nil, fmt.Errorf("%s: too large", path)
