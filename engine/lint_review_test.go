@@ -51,7 +51,7 @@ func TestLintSharedReview(t *testing.T) {
 	}
 	// Shapes judged worthless that the rules still report, knowingly.
 	open := map[string]bool{
-		"tiny-model": true, "in-memory-dataset-other-file": true, "op-table-demo": true,
+		"tiny-model-library":  true, // learn2learn's OmniglotFC: a library class, size unknown
 		"loop-syncs-generate": true, "eval-gathers-predictions": true, "replay-buffer": true,
 	}
 	got := map[string]bool{}
@@ -87,8 +87,8 @@ func TestLintSharedReview(t *testing.T) {
 			t.Logf("kept finding no longer reported: %s", key)
 		}
 	}
-	if lost > 4 { // FSDP/utils/train_utils.py (2) and mnist_hogwild/train.py (2): no GPU sign in the file
-		t.Errorf("%d findings judged worth keeping are gone, want at most 4", lost)
+	if lost > 0 {
+		t.Errorf("%d findings judged worth keeping are gone", lost)
 	}
 	if total == 0 {
 		t.Fatal("no findings on the shared scripts")

@@ -76,6 +76,29 @@ func TestLintWants(t *testing.T) {
 	if len(res.Scripts) != len(files) {
 		t.Fatalf("linted %d scripts, want %d", len(res.Scripts), len(files))
 	}
+	checkWants(t, res)
+}
+
+// TestLintWantsSiblings checks the `# want:` comments of scripts whose
+// facts come from modules of their directory: an in-memory dataset class
+// and a small model class imported from a sibling module, and a step loop
+// in a module that a GPU script imports (the same loop under a CPU script
+// stays quiet).
+func TestLintWantsSiblings(t *testing.T) {
+	res, err := Lint(context.Background(), LintOptions{Paths: []string{"../testdata/siblings"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Scripts) != 6 {
+		t.Fatalf("linted %d scripts, want 6", len(res.Scripts))
+	}
+	checkWants(t, res)
+}
+
+// checkWants compares each linted script's findings with its `# want:`
+// comments.
+func checkWants(t *testing.T, res *LintResult) {
+	t.Helper()
 	for _, sr := range res.Scripts {
 		t.Run(filepath.Base(sr.Path), func(t *testing.T) {
 			var got []string

@@ -16,6 +16,11 @@
 // tree-sitter could parse, plus one Diagnostic per error region; Scan
 // never panics on any input.
 //
+// Imports of modules in the script's own directory are resolved when it is
+// scanned with ScanFile (classes: Modules, small models, in-memory datasets),
+// and the modules of that directory that import it tell whether it runs on
+// a GPU (Features.GPUHints).
+//
 // The scanner is syntactic: it does not follow calls into functions, so
 // `.item()` inside a helper called from the loop is not seen as in the
 // loop, and it cannot know a variable's type (a `print(x)` argument is
@@ -212,6 +217,14 @@ type Optimizer struct {
 	Foreach     Value  `json:"foreach"`
 	Fused       Value  `json:"fused"`
 	KwargsSplat bool   `json:"kwargs_splat"`
+	// SmallModel says why the model whose .parameters() the optimizer
+	// updates is small: built (through its assignments, .to() / .cuda()
+	// and DDP wrappers) from at most 8 nn.Linear layers, each with a known
+	// size (an integer literal, or a parameter's integer default) and none
+	// wider than 1024, and parameter-free layers (activations, dropout,
+	// Sequential), directly or in a Module class of this file or of a
+	// module of its directory it imports. "" when not known.
+	SmallModel string `json:"small_model"`
 	Pos
 }
 
@@ -263,6 +276,13 @@ type Features struct {
 	// current_accelerator, ...): the script runs on whatever accelerator
 	// is present.
 	Accelerator []Use `json:"accelerator"`
+	// GPUHints are signs that the script runs on a GPU which say nothing
+	// of the model or its precision: init_process_group("nccl") (the
+	// backend runs only on CUDA GPUs), and a module of the same directory
+	// that imports this one and uses a GPU (Name "imported by <file>",
+	// at the import's position in that file). Host-sync and copy rules
+	// count them; rules about the model's setup need a GPU use in the file.
+	GPUHints []Use `json:"gpu_hints"`
 	// MixedPrecision is where reduced precision comes from other than
 	// autocast: Accelerator(mixed_precision=...), Fabric(precision=...),
 	// Trainer(precision=...) (not "32" / "64"), and a model cast to

@@ -16,11 +16,21 @@ type classInfo struct {
 	// sliceItem is true when __getitem__ only returns subscripts of self
 	// attributes (return self.data[i], or a tuple of them).
 	sliceItem bool
+	// small says why a Module class is small (a few narrow nn.Linear
+	// layers, see smallNet); "" when not known.
+	small string
+	// init is the body of __init__ while the tree is alive (nil after).
+	init *sitter.Node
 }
 
 // classDefs records the classes of the script before the prepass, so that
 // constructions anywhere resolve.
 func (s *scanner) classDefs(n *sitter.Node) {
+	if n.Kind() == "function_definition" {
+		if nm := n.ChildByFieldName("name"); nm != nil && !s.inClass(n) {
+			s.defs[s.text(nm)] = n
+		}
+	}
 	if n.Kind() == "class_definition" {
 		if nm := n.ChildByFieldName("name"); nm != nil {
 			ci := &classInfo{}
@@ -40,6 +50,9 @@ func (s *scanner) classDefs(n *sitter.Node) {
 					if fn := st.ChildByFieldName("name"); fn != nil && s.text(fn) == "__getitem__" {
 						ci.sliceItem = s.slicesOnly(st.ChildByFieldName("body"))
 					}
+					if fn := st.ChildByFieldName("name"); fn != nil && s.text(fn) == "__init__" {
+						ci.init = st.ChildByFieldName("body")
+					}
 				}
 			}
 			s.classes[s.text(nm)] = ci
@@ -48,6 +61,16 @@ func (s *scanner) classDefs(n *sitter.Node) {
 	for _, c := range children(n) {
 		s.classDefs(c)
 	}
+}
+
+// inClass reports whether n lies inside a class body.
+func (s *scanner) inClass(n *sitter.Node) bool {
+	for p := n.Parent(); p != nil; p = p.Parent() {
+		if p.Kind() == "class_definition" {
+			return true
+		}
+	}
+	return false
 }
 
 // slicesOnly reports whether a function body (docstrings and comments
@@ -94,20 +117,82 @@ func (s *scanner) slicesOnly(body *sitter.Node) bool {
 }
 
 // bind remembers the value last assigned to each plain name of an
-// assignment target (each name of a tuple target gets the whole value).
-func (s *scanner) bind(l, r *sitter.Node) {
+// assignment target (each name of a tuple target gets the whole value, and
+// its position in the tuple is kept in allAssigns and elemIdx).
+func (s *scanner) bind(l, r *sitter.Node) { s.bindAt(l, r, -1) }
+
+func (s *scanner) bindAt(l, r *sitter.Node, idx int) {
+	key := ""
 	switch l.Kind() {
 	case "identifier":
-		s.assigns[s.text(l)] = r
+		key = s.text(l)
 	case "attribute":
 		if o := l.ChildByFieldName("object"); o != nil && s.text(o) == "self" {
-			s.assigns["self."+s.lastName(l)] = r
+			key = "self." + s.lastName(l)
 		}
 	case "pattern_list", "tuple_pattern", "list_pattern":
-		for _, c := range namedChildren(l) {
-			s.bind(c, r)
+		for i, c := range namedChildren(l) {
+			if idx < 0 {
+				s.bindAt(c, r, i)
+			} else {
+				s.bindAt(c, r, -1) // nested patterns: the whole value
+			}
 		}
 	}
+	if key != "" {
+		s.assigns[key] = r
+		s.elemIdx[key] = idx
+		s.allAssigns[key] = append(s.allAssigns[key], assigned{r, idx})
+	}
+}
+
+// assigned is one value assigned to a name: idx is the name's position
+// in a tuple target (a, b = f()), -1 for the whole value.
+type assigned struct {
+	v   *sitter.Node
+	idx int
+}
+
+// returned lists what a call of a module-level function of the script
+// returns: the value of each return statement, or its element idx when
+// it returns a tuple (idx >= 0); nil when the callee is not such a function.
+func (s *scanner) returned(call *sitter.Node, idx int) []*sitter.Node {
+	fn := call.ChildByFieldName("function")
+	if fn == nil || fn.Kind() != "identifier" {
+		return nil
+	}
+	def := s.defs[s.text(fn)]
+	if def == nil {
+		return nil
+	}
+	var out []*sitter.Node
+	var visit func(n *sitter.Node)
+	visit = func(n *sitter.Node) {
+		switch n.Kind() {
+		case "function_definition", "class_definition", "lambda":
+			return
+		case "return_statement":
+			if n.NamedChildCount() != 1 {
+				return
+			}
+			v := n.NamedChild(0)
+			if idx >= 0 {
+				if (v.Kind() == "expression_list" || v.Kind() == "tuple") && int(v.NamedChildCount()) > idx {
+					out = append(out, v.NamedChild(uint(idx)))
+				}
+				return
+			}
+			out = append(out, v)
+			return
+		}
+		for _, c := range children(n) {
+			visit(c)
+		}
+	}
+	if b := def.ChildByFieldName("body"); b != nil {
+		visit(b)
+	}
+	return out
 }
 
 // isModuleCtor reports whether a call of name builds an nn.Module.
@@ -268,6 +353,9 @@ func (s *scanner) datasetKind(ds *sitter.Node, depth int) (string, bool) {
 			return "a tokenized dataset", false
 		}
 		if v, ok := s.assigns[key]; ok && v != ds {
+			if rs := s.returned(v, s.elemIdx[key]); len(rs) > 0 {
+				return s.datasetOfAll(rs, depth+1)
+			}
 			return s.datasetKind(v, depth+1)
 		}
 	case "subscript":
@@ -280,6 +368,9 @@ func (s *scanner) datasetKind(ds *sitter.Node, depth int) (string, bool) {
 		}
 		if randomDataset.MatchString(base) {
 			return "a synthetic random dataset", false
+		}
+		if rs := s.returned(ds, -1); len(rs) > 0 {
+			return s.datasetOfAll(rs, depth+1)
 		}
 		if ci, ok := s.classes[name]; ok {
 			if ci.sliceItem {
@@ -303,6 +394,25 @@ func (s *scanner) datasetKind(ds *sitter.Node, depth int) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// datasetOfAll is datasetKind of the values a function may return: in
+// memory only when every one is (the first reason), live when any is.
+func (s *scanner) datasetOfAll(rs []*sitter.Node, depth int) (string, bool) {
+	why := ""
+	for _, r := range rs {
+		w, live := s.datasetKind(r, depth)
+		if live {
+			return "", true
+		}
+		if w == "" {
+			return "", false
+		}
+		if why == "" {
+			why = w
+		}
+	}
+	return why, false
 }
 
 // enclosingDefOr returns the name node of the innermost def around n, or

@@ -8,6 +8,7 @@ package script
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -29,13 +30,18 @@ func ScanFile(path string) (*Facts, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read script %s: %w", path, err)
 	}
-	return Scan(path, b)
+	return scanIn(path, b, filepath.Dir(path))
 }
 
 // Scan parses src (Python source; file is the name facts carry) and
 // extracts its facts. It returns an error only when tree-sitter cannot be
 // set up; syntax errors give partial facts and Diagnostics.
 func Scan(file string, src []byte) (*Facts, error) {
+	return scanIn(file, src, "")
+}
+
+// parse parses Python source; the caller closes the tree.
+func parse(file string, src []byte) (*sitter.Tree, error) {
 	p := sitter.NewParser()
 	defer p.Close()
 	if err := p.SetLanguage(sitter.NewLanguage(python.Language())); err != nil {
@@ -45,8 +51,53 @@ func Scan(file string, src []byte) (*Facts, error) {
 	if tree == nil {
 		return nil, fmt.Errorf("parse script %s: tree-sitter returned no tree", file)
 	}
+	return tree, nil
+}
+
+// scanIn is Scan; with dir set (the script's directory), imports of modules
+// in that directory are resolved and the modules importing this one are
+// read (see scanner.siblings).
+func scanIn(file string, src []byte, dir string) (*Facts, error) {
+	tree, err := parse(file, src)
+	if err != nil {
+		return nil, err
+	}
 	defer tree.Close()
-	s := &scanner{
+	s := newScanner(file, src)
+	root := tree.RootNode()
+	s.classDefs(root)
+	s.prepass(root)
+	s.classSizes()
+	if dir != "" {
+		s.siblings(dir)
+	}
+	s.functions(root)
+	s.walk(root, ctx{loop: -1, stepLoop: -1, profiler: -1})
+	s.finish()
+	return s.f, nil
+}
+
+// scanClasses returns what the classes of a module are (its imports
+// resolved): for an import of them from another script.
+func scanClasses(file string, src []byte) map[string]*classInfo {
+	tree, err := parse(file, src)
+	if err != nil {
+		return nil
+	}
+	defer tree.Close()
+	s := newScanner(file, src)
+	root := tree.RootNode()
+	s.classDefs(root)
+	s.prepass(root)
+	s.classSizes()
+	for _, ci := range s.classes {
+		ci.init = nil // the tree is closed on return
+	}
+	return s.classes
+}
+
+func newScanner(file string, src []byte) *scanner {
+	return &scanner{
 		src:     src,
 		f:       newFacts(file, src),
 		imports: map[string]string{},
@@ -59,14 +110,11 @@ func Scan(file string, src []byte) (*Facts, error) {
 		modules: map[string]bool{},
 		fws:     map[string]bool{},
 		prepped: map[string]bool{},
+
+		allAssigns: map[string][]assigned{},
+		elemIdx:    map[string]int{},
+		defs:       map[string]*sitter.Node{},
 	}
-	root := tree.RootNode()
-	s.classDefs(root)
-	s.prepass(root)
-	s.functions(root)
-	s.walk(root, ctx{loop: -1, stepLoop: -1, profiler: -1})
-	s.finish()
-	return s.f, nil
 }
 
 func newFacts(file string, src []byte) *Facts {
@@ -81,7 +129,7 @@ func newFacts(file string, src []byte) *Facts {
 		Features: Features{
 			Autocast: []Use{}, GradScaler: []Use{}, CudnnBenchmark: []Use{}, Compile: []Use{},
 			JitScript: []Use{}, DataParallel: []Use{}, DDP: []Use{}, Conv: []Use{}, CUDA: []Use{},
-			Frameworks: []Use{}, MixedPrecision: []Use{}, Accelerator: []Use{},
+			Frameworks: []Use{}, MixedPrecision: []Use{}, Accelerator: []Use{}, GPUHints: []Use{},
 		},
 	}
 }
@@ -99,6 +147,14 @@ type scanner struct {
 	modules map[string]bool         // names assigned from nn.Module constructors
 	fws     map[string]bool         // names assigned from Accelerator(...) / Fabric(...)
 	prepped map[string]bool         // framework names whose prepare() / setup_dataloaders() is called
+	// allAssigns holds every value assigned to a plain name or self.<attr>,
+	// in source order.
+	allAssigns map[string][]assigned
+	// elemIdx is, for each name in assigns, its position in the tuple
+	// target it was last assigned through (-1: the whole value).
+	elemIdx map[string]int
+	// defs are the module-level functions of the script by name.
+	defs map[string]*sitter.Node
 	// tensors holds, per step loop index, the names assigned from calls
 	// (or bound as loop targets) in it.
 	tensors map[int]map[string]bool
@@ -1218,7 +1274,7 @@ func (s *scanner) call(n *sitter.Node, c ctx) {
 	case isOptimizer(name):
 		s.f.Optimizers = append(s.f.Optimizers, Optimizer{
 			Name: name, Var: s.assignedName(n), Foreach: param(pos, kw, "foreach", -1),
-			Fused: param(pos, kw, "fused", -1), KwargsSplat: splat, Pos: call.Pos,
+			Fused: param(pos, kw, "fused", -1), KwargsSplat: splat, SmallModel: s.optimizerModel(n), Pos: call.Pos,
 		})
 	case isProfiler(name):
 		pr := Profiler{
@@ -1251,6 +1307,13 @@ func (s *scanner) call(n *sitter.Node, c ctx) {
 		ft.Conv = append(ft.Conv, use)
 	case name == ".cuda" || strings.HasPrefix(name, "torch.cuda."):
 		ft.CUDA = append(ft.CUDA, use)
+	case name == "torch.distributed.init_process_group" || name == "torch.distributed.distributed_c10d.init_process_group":
+		// The nccl backend runs only on CUDA GPUs.
+		if v := param(pos, kw, "backend", 0); v.Present {
+			if str, ok := v.Value.(string); ok && strings.Contains(str, "nccl") {
+				ft.GPUHints = append(ft.GPUHints, use)
+			}
+		}
 	case name == "torch.device" || name == ".to":
 		for _, v := range append(slices.Clone(pos), kw["device"]) {
 			if str, ok := v.Value.(string); ok && strings.HasPrefix(str, "cuda") {

@@ -21,7 +21,7 @@
 #   loop (the other copies of the loop are named in the message). Copies of
 #   freshly created CPU tensors are reported by `cpu-tensor-then-copy` instead.
 #   Not reported: in a script that never uses a GPU (no `.cuda()`, `torch.cuda.*`, `torch.accelerator.*`,
-#   `"cuda"` device, DDP / FSDP, accelerate or Lightning); Module moves (`model.to(device)`,
+#   `"cuda"` device, the nccl backend, a sibling module importing it that uses a GPU, DDP / FSDP, accelerate or Lightning); Module moves (`model.to(device)`,
 #   a name assigned from an `nn.Module` constructor or a `.train()` / `.eval()`
 #   chain); `batch.to(accelerator.device)` when the script `prepare()`s its
 #   loaders (they already place batches); and in a loop that syncs every step

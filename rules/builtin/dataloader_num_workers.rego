@@ -19,7 +19,9 @@
 #   Not reported when `**kwargs` are passed, nor where workers buy nothing or
 #   do harm: a dataset already in memory (`TensorDataset`, a tokenized
 #   `datasets` result or one built from a tokenizer, a synthetic `Random...Dataset`,
-#   a class whose `__getitem__` only returns `self.data[i]`), an evaluation loader
+#   a class whose `__getitem__` only returns `self.data[i]`, also one imported from
+#   a module of the script's directory; the dataset is followed through
+#   assignments and the returns of the script's functions), an evaluation loader
 #   (assigned to or returned from a function named with val / eval / test /
 #   predict), one batch drawn with `next(iter(DataLoader(...)))`, and an
 #   `IterableDataset` of the script fed from `self.` state such as a replay buffer

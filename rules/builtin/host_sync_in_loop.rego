@@ -39,7 +39,7 @@
 #   others, and the blocking copies that gain nothing while the loop syncs, are
 #   named in the message; an ignore comment on that first sync silences the loop's finding.
 #   Scripts that never use a GPU (no `.cuda()`,
-#   `torch.cuda.*`, `torch.accelerator.*`, `"cuda"` device, DDP / FSDP, accelerate
+#   `torch.cuda.*`, `torch.accelerator.*`, `"cuda"` device, the nccl backend, a sibling module importing it that uses a GPU, DDP / FSDP, accelerate
 #   or Lightning) are not reported.
 #   Calls inside functions called from the loop are not followed. In a trace the
 #   syncs are `sync_per_step` / `sync_time_ratio`.

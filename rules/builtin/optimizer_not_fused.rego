@@ -15,7 +15,12 @@
 #
 #   **How to confirm.** What stepdoctor matches: In a CUDA script, `torch.optim.Adam`, `AdamW` or
 #   `SGD` built with neither `fused=True` nor `foreach=True` (or with
-#   `foreach=False`); not reported when `**kwargs` are passed.
+#   `foreach=False`); not reported when `**kwargs` are passed, nor for a small
+#   model, where the update is a few kernels whatever the implementation: the
+#   optimizer's `<model>.parameters()` come from at most 8 `nn.Linear` layers of
+#   known sizes up to 1024 plus parameter-free layers (activations, dropout,
+#   `Sequential`), built directly or in a Module class of the script or of a
+#   module of its directory that it imports.
 #
 #   **Impact estimate.** The script alone measures nothing, so the impact is a prior: 1% of step time (`impact`), with confidence "likely".
 # custom:
@@ -42,6 +47,7 @@ finding contains f if {
 	some o in input.optimizers
 	o.name in {"torch.optim.Adam", "torch.optim.AdamW", "torch.optim.SGD"}
 	not o.kwargs_splat
+	o.small_model == ""
 	not slib.literal(o.fused, true)
 	not slib.literal(o.foreach, true)
 	f := {

@@ -27,8 +27,9 @@ absent_or(v, _) if not v.present
 absent_or(v, want) if literal(v, want)
 
 # uses_gpu(features) holds when the script uses a GPU: .cuda(), torch.cuda.*,
-# a "cuda" device, torch.accelerator.*, DistributedDataParallel / FSDP, or a
-# framework (accelerate, Lightning) that picks the GPU itself. Rules about host syncs and copies stay quiet in CPU-only scripts.
+# a "cuda" device, torch.accelerator.*, DistributedDataParallel / FSDP, a
+# framework (accelerate, Lightning) that picks the GPU itself, or a GPU hint
+# (the nccl backend, a module of the same directory importing it that uses a GPU). Rules about host syncs and copies stay quiet in CPU-only scripts.
 uses_gpu(features) if count(features.cuda) > 0
 
 uses_gpu(features) if count(features.frameworks) > 0
@@ -36,6 +37,8 @@ uses_gpu(features) if count(features.frameworks) > 0
 uses_gpu(features) if count(features.accelerator) > 0
 
 uses_gpu(features) if count(features.ddp) > 0
+
+uses_gpu(features) if count(features.gpu_hints) > 0
 
 # sync_label(c) names the host sync that call c is (undefined when c does
 # not make the host wait for the GPU).
