@@ -61,7 +61,8 @@ type entry struct {
 	rule       Rule
 	confidence Confidence // default confidence of its findings
 	eval       evaluator
-	sevPinned  bool // Config.Severity set the severity: findings cannot refine it
+	sevPinned  bool       // Config.Severity set the severity: findings cannot refine it
+	link       *TraceLink // script rules: how findings meet a trace (custom.trace)
 }
 
 // rawFinding is what an evaluator yields before the Set adds rule fields.
@@ -241,6 +242,7 @@ func loadSources(srcs []source) (*Set, error) {
 			}
 		}
 	}
+	errs = append(errs, checkLinks(entries, byID)...)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -331,6 +333,7 @@ func (s *Set) configure(cfg Config) (*Set, error) {
 			nv, _ := normalizeParam(v)
 			ne.rule.Params[k] = nv
 		}
+		ne.link = resolveLink(e, known, cfg)
 		if sev, ok := cfg.Severity[e.rule.ID]; ok {
 			ne.rule.Severity = sev
 			ne.sevPinned = true

@@ -120,7 +120,9 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 		if err != nil {
 			return &exitError{2, err}
 		}
-		engine.JoinScript(res, sr)
+		if err := engine.JoinScript(res, sr, set); err != nil {
+			return &exitError{2, err}
+		}
 	}
 	color := fl.out == "" && isTerminal(stdout) && os.Getenv("NO_COLOR") == ""
 	write := func(w io.Writer) error { return render(w, res, color) }
