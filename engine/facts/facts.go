@@ -296,7 +296,8 @@ type Facts struct {
 	OrphanLaunchRatio  *float64 `json:"orphan_launch_ratio" expr:"orphan_launch_ratio"`
 	TraceBytesPerStep  *float64 `json:"trace_bytes_per_step" expr:"trace_bytes_per_step"`
 
-	// Cross-rank facts, set by the engine when several ranks are analyzed
+	// Cross-rank facts, computed by CrossRank (crossrank.go) from all the
+	// ranks' facts and applied by the engine when several ranks are analyzed
 	// together (null for a single trace). Per rank: its mean step time,
 	// compute kernel time and communication kernel time, each over the
 	// median across ranks; its mean lateness at collectives (start of the
