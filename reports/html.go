@@ -38,6 +38,9 @@ type htmlPage struct {
 	Ranks   []rankRow // per-rank table when ranks were analyzed together
 	Notes   []string
 	Skipped []engine.Skipped
+	// RuleErrors are the failed rules; RuleErrorsHeading introduces them.
+	RuleErrors        []ruleErrorView
+	RuleErrorsHeading string
 }
 
 type htmlTrace struct {
@@ -106,7 +109,8 @@ func HTML(w io.Writer, r *engine.Result) error {
 		return fmt.Errorf("render html: %w", errNilResult)
 	}
 	views := buildViews(r)
-	page := htmlPage{Many: len(views) > 1, Ranks: rankTable(r), Notes: r.Notes, Skipped: r.Skipped}
+	page := htmlPage{Many: len(views) > 1, Ranks: rankTable(r), Notes: r.Notes, Skipped: r.Skipped, RuleErrors: ruleErrorViews(r)}
+	page.RuleErrorsHeading = ruleErrorsHeading(len(page.RuleErrors))
 	for _, v := range views {
 		ht := htmlTrace{traceView: v}
 		for _, f := range v.Findings {

@@ -444,6 +444,22 @@ func (s *Set) Evaluate(ctx context.Context, f *facts.Facts) ([]Finding, []NotEva
 	return findings, notEval, errors.Join(errs...)
 }
 
+// RuleError is one rule that failed on one set of facts: a runtime
+// error, a timeout or a malformed finding. Evaluate and EvaluateScript
+// join one per failing rule into their error; errors.As finds them.
+type RuleError struct {
+	Rule   string // rule id
+	Source string // file:line the rule was loaded from
+	On     string // " on FILE" for script facts, else ""
+	Err    error  // why
+}
+
+func (e *RuleError) Error() string {
+	return fmt.Sprintf("evaluate rule %s (%s)%s: %v", e.Rule, e.Source, e.On, e.Err)
+}
+
+func (e *RuleError) Unwrap() error { return e.Err }
+
 // target is what a run of rules evaluates: trace facts or one script's
 // facts, with how to word errors and "not evaluated" hints.
 type target struct {
@@ -485,7 +501,7 @@ func (s *Set) run(ctx context.Context, in *evalInput, t target) (findings []Find
 			if timedOut {
 				err = fmt.Errorf("timed out after %v: %w", s.timeout, err)
 			}
-			errs = append(errs, fmt.Errorf("evaluate rule %s (%s)%s: %w", r.ID, r.Source, t.on, err))
+			errs = append(errs, &RuleError{Rule: r.ID, Source: r.Source, On: t.on, Err: err})
 			continue
 		}
 		for _, raw := range raws {
@@ -494,7 +510,7 @@ func (s *Set) run(ctx context.Context, in *evalInput, t target) (findings []Find
 				err = t.check(&raw)
 			}
 			if err != nil {
-				errs = append(errs, fmt.Errorf("evaluate rule %s (%s)%s: %w", r.ID, r.Source, t.on, err))
+				errs = append(errs, &RuleError{Rule: r.ID, Source: r.Source, On: t.on, Err: err})
 				continue
 			}
 			findings = append(findings, s.finding(e, raw, in))

@@ -107,7 +107,7 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 		}
 		return &exitError{2, err}
 	}
-	for _, line := range res.RuleErrors {
+	for _, line := range reports.RuleErrorLines(res) {
 		fmt.Fprintf(stderr, "warning: %s\n", line)
 	}
 	if fl.out != "" { // the terminal summary lists them itself
