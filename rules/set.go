@@ -678,7 +678,7 @@ func severityRank(s Severity) int {
 // weight: confirmed 1.0, likely 0.6), then severity (high first), then rule
 // id, then message. The order is deterministic for any input order.
 //
-// Severity then follows the order (DESIGN.md "Impact (rev 3)": a listed
+// Severity then follows the order (docs/ARCHITECTURE.md "Impact": a listed
 // finding never has a higher severity than one ranked above it): a finding
 // ranked below a less severe one takes that severity. Severities a team
 // configured (Config.Severity) are kept as set.
