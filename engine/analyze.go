@@ -137,27 +137,29 @@ func Analyze(ctx context.Context, opts Options) (*Result, error) {
 				}
 				// A failing rule (a team rule timing out) does not sink the
 				// report: the other rules' findings stand, the failure is listed.
-				tr.Health.Diagnostics = append(tr.Health.Diagnostics, trace.Diagnostic{Kind: trace.DiagWarning, Reason: "rule_failed", Offset: -1, Count: 1,
-					Message: "some rules could not be evaluated, so findings may be missing: " + err.Error()})
-				for _, e := range ruleErrors(err) {
-					res.RuleErrors = append(res.RuleErrors, fmt.Sprintf("%s: %s", tr.Input.Path, e))
-				}
+				res.RuleErrors = append(res.RuleErrors, ruleErrors(tr.Input.Path, err)...)
 			}
 		}
 	}
 	return res, nil
 }
 
-// ruleErrors splits the joined error of rules.Set.Evaluate into one line
-// per failing rule.
-func ruleErrors(err error) []string {
+// ruleErrors splits the joined error of rules.Set.Evaluate into one entry
+// per failing rule, each message on one line.
+func ruleErrors(path string, err error) []RuleError {
 	list := []error{err}
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		list = j.Unwrap()
 	}
-	out := make([]string, 0, len(list))
+	oneLine := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	out := make([]RuleError, 0, len(list))
 	for _, e := range list {
-		out = append(out, strings.Join(strings.Fields(e.Error()), " "))
+		var re *rules.RuleError
+		if errors.As(e, &re) {
+			out = append(out, RuleError{Trace: path, Rule: re.Rule, Source: re.Source, Message: oneLine(re.Err.Error())})
+		} else {
+			out = append(out, RuleError{Trace: path, Message: oneLine(e.Error())})
+		}
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,7 +127,7 @@ func TestDirectorySkipsDamaged(t *testing.T) {
 }
 
 // A team rule that times out does not sink the report.
-func TestFailingRuleIsADiagnostic(t *testing.T) {
+func TestFailingRuleIsARuleError(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "slow.rego"), []byte(`# METADATA
 # title: Slow rule
@@ -162,11 +163,19 @@ finding contains f if {
 		t.Fatalf("a timed-out rule failed the analysis: %v", err)
 	}
 	tr := res.Traces[0]
-	found := false
-	for _, d := range tr.Health.Diagnostics {
-		found = found || d.Reason == "rule_failed"
+	if len(res.RuleErrors) != 1 || len(tr.Findings) == 0 {
+		t.Fatalf("rule errors %+v, %d findings", res.RuleErrors, len(tr.Findings))
 	}
-	if !found || len(tr.Findings) == 0 {
-		t.Errorf("diagnostics %+v, %d findings", tr.Health.Diagnostics, len(tr.Findings))
+	// The failure is the result's, with the rule named; the trace's health
+	// is left alone.
+	e := res.RuleErrors[0]
+	if e.Trace != p || e.Rule == "" || !strings.Contains(e.Source, ".rego:") || !strings.Contains(e.Message, "timed out") ||
+		e.String() != fmt.Sprintf("%s: evaluate rule %s (%s): %s", p, e.Rule, e.Source, e.Message) {
+		t.Errorf("rule error %+v (%s)", e, e)
+	}
+	for _, d := range tr.Health.Diagnostics {
+		if d.Reason == "rule_failed" {
+			t.Errorf("a rule failure filed as trace health: %+v", d)
+		}
 	}
 }

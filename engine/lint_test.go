@@ -234,7 +234,8 @@ func i64(x int64) *int64     { return &x }
 func bptr(x bool) *bool      { return &x }
 
 func TestJoinScript(t *testing.T) {
-	sr, err := LintFile(context.Background(), "../testdata/scripts/every_mistake.py", mustRules(t))
+	set := mustRules(t)
+	sr, err := LintFile(context.Background(), "../testdata/scripts/every_mistake.py", set)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +251,9 @@ func TestJoinScript(t *testing.T) {
 		{Input: Input{Path: "a.json"}, Facts: measured, Findings: []rules.Finding{{Rule: "dataloader-bound", Impact: 0.4, Confidence: rules.Confirmed, Severity: rules.SeverityHigh, Message: "x"}}},
 		{Input: Input{Path: "b.json"}, Facts: quiet},
 	}}
-	JoinScript(res, sr)
+	if err := JoinScript(res, sr, set); err != nil {
+		t.Fatal(err)
+	}
 	first := map[string]rules.Finding{}
 	for _, f := range res.Traces[0].Findings {
 		if _, ok := first[f.Rule]; !ok {
@@ -325,7 +328,9 @@ func TestJoinScriptWithStack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	JoinScript(res, sr)
+	if err := JoinScript(res, sr, set); err != nil {
+		t.Fatal(err)
+	}
 	var msg string
 	for _, f := range res.Traces[0].Findings {
 		if f.Rule == "host-sync-in-loop" {
@@ -334,5 +339,49 @@ func TestJoinScriptWithStack(t *testing.T) {
 	}
 	if !strings.Contains(msg, "with_stack: the trace puts 2 host syncs (0.08 ms) inside train() at train.py:4") {
 		t.Errorf("host-sync-in-loop message %q", msg)
+	}
+}
+
+// A team's threshold override of the confirming trace rule reaches the
+// join: with dataloader-bound's min_ratio raised to 0.1, a 7% DataLoader
+// share no longer confirms dataloader-num-workers; with host-sync-in-step's
+// min_per_step at 2, 1.5 syncs per step no longer confirm host-sync-in-loop.
+func TestJoinScriptFollowsConfiguredThresholds(t *testing.T) {
+	set := mustRules(t)
+	sr, err := LintFile(context.Background(), "../testdata/scripts/every_mistake.py", set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	join := func(set *rules.Set) map[string]rules.Finding {
+		t.Helper()
+		f := &facts.Facts{SchemaVersion: facts.SchemaVersion, HasGPU: true, HasSteps: true, StepsCount: 5,
+			DataloaderTimeRatio: f64(0.07), DataloaderSingleProcess: bptr(true), SyncPerStep: f64(1.5), SyncTimeRatio: f64(0.1)}
+		res := &Result{Traces: []*TraceResult{{Input: Input{Path: "a.json"}, Facts: f}}}
+		if err := JoinScript(res, sr, set); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]rules.Finding{}
+		for _, f := range res.Traces[0].Findings {
+			if _, ok := out[f.Rule]; !ok {
+				out[f.Rule] = f
+			}
+		}
+		return out
+	}
+	def := join(set)
+	for _, id := range []string{"dataloader-num-workers", "host-sync-in-loop"} {
+		if def[id].Confidence != rules.Confirmed {
+			t.Errorf("default thresholds: %s not confirmed: %+v", id, def[id])
+		}
+	}
+	team, err := set.With(rules.Config{Params: rules.Params{"dataloader-bound": {"min_ratio": 0.1}, "host-sync-in-step": {"min_per_step": 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := join(team)
+	for _, id := range []string{"dataloader-num-workers", "host-sync-in-loop"} {
+		if f := got[id]; f.Confidence != rules.Likely || strings.Contains(f.Message, "confirmed") {
+			t.Errorf("raised thresholds: %s still confirmed: %+v", id, f)
+		}
 	}
 }

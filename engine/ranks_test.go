@@ -38,9 +38,8 @@ func TestAssignRanks(t *testing.T) {
 	}
 }
 
-// Rank 2 starts two of three collectives last: it is the straggler. Skew
-// per collective: 30, 20, 40 -> mean 30, p50 30, max 40.
-func TestCrossRankStraggler(t *testing.T) {
+// crossRank applies facts.CrossRank to the traces' facts.
+func TestCrossRankApplied(t *testing.T) {
 	trs := []*TraceResult{
 		rankResult("r0.json", nil, 0.40, 100, 200, 300),
 		rankResult("r1.json", nil, 0.50, 110, 220, 310),
@@ -48,33 +47,8 @@ func TestCrossRankStraggler(t *testing.T) {
 	}
 	crossRank(trs)
 	f := trs[2].Facts
-	if *f.RankCount != 3 || f.RankStraggler == nil || !*f.RankStraggler || *trs[0].Facts.RankStraggler {
-		t.Fatalf("straggler flags: %v %v %v", *trs[0].Facts.RankStraggler, *trs[1].Facts.RankStraggler, *f.RankStraggler)
-	}
-	if !near(*f.RankLastArrivalRatio, 2.0/3) || !near(*trs[1].Facts.RankLastArrivalRatio, 1.0/3) {
-		t.Errorf("last arrival ratios %v %v", *trs[0].Facts.RankLastArrivalRatio, *f.RankLastArrivalRatio)
-	}
-	sk := f.CollectiveSkewUS
-	if !near(sk.Mean, 30) || !near(sk.P50, 30) || !near(sk.Max, 40) {
-		t.Errorf("collective skew %+v", sk)
-	}
-	// Lateness of rank 2: (30 + 10 + 40) / 3 us.
-	if !near(*f.RankCollectiveLatenessUS, 80.0/3) {
-		t.Errorf("rank 2 lateness %v", *f.RankCollectiveLatenessUS)
-	}
-	// Compute 0.4/0.5/0.6 of 1000 us: median 500, rank 2 at 1.2, spread 0.4.
-	if !near(*f.RankComputeOverMedian, 1.2) || !near(*f.RanksComputeSpreadRatio, 0.4) {
-		t.Errorf("compute over median %v spread %v", *f.RankComputeOverMedian, *f.RanksComputeSpreadRatio)
-	}
-	// Waits: rank 0 (30+20+40)/1000, rank 1 (20+0+30)/1000, rank 2 (0+10+0)/1000; median 0.05.
-	if !near(*trs[0].Facts.RankCollectiveWaitRatio, 0.09) || !near(*f.RanksCollectiveWaitRatio, 0.05) {
-		t.Errorf("wait ratios %v median %v", *trs[0].Facts.RankCollectiveWaitRatio, *f.RanksCollectiveWaitRatio)
-	}
-	// A single trace gets no cross-rank facts.
-	one := []*TraceResult{rankResult("r0.json", nil, 0.4, 100)}
-	crossRank(one)
-	if one[0].Facts.RankCount != nil {
-		t.Error("cross-rank facts on a single trace")
+	if f.RankCount == nil || *f.RankCount != 3 || f.RankStraggler == nil || !*f.RankStraggler || !near(*f.RankComputeOverMedian, 1.2) {
+		t.Errorf("cross-rank facts not applied: %+v", f)
 	}
 }
 

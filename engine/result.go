@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"fmt"
+
 	"github.com/stepdoctor/stepdoctor/engine/facts"
 	"github.com/stepdoctor/stepdoctor/engine/trace"
 	"github.com/stepdoctor/stepdoctor/rules"
@@ -22,12 +24,31 @@ type Result struct {
 	// Notes are remarks about the analysis as a whole (for example why
 	// several traces were not compared as ranks of one job).
 	Notes []string `json:"notes,omitempty"`
-	// RuleErrors has one line per rule that failed or timed out on a
-	// trace ("PATH: evaluate rule ID (SOURCE): why"), for stderr; the
-	// reports list the same failures as a rule_failed health diagnostic.
-	RuleErrors []string `json:"-"`
+	// RuleErrors lists the rules that failed or timed out on a trace, in
+	// trace order: those traces lack the rules' findings. They are part of
+	// the result, not of any trace's health (the trace is fine; a rule is
+	// not).
+	RuleErrors []RuleError `json:"rule_errors,omitempty"`
 	// About says what made the report (set by the CLI; nil in tests).
 	About *About `json:"-"`
+}
+
+// RuleError is one rule that failed (a runtime error, a timeout, a
+// malformed finding) on one trace.
+type RuleError struct {
+	Trace   string `json:"trace"`  // the trace's input path
+	Rule    string `json:"rule"`   // rule id; "" when no single rule failed
+	Source  string `json:"source"` // file:line the rule was loaded from
+	Message string `json:"message"`
+}
+
+// String is the one-line form stderr shows:
+// "PATH: evaluate rule ID (SOURCE): why".
+func (e RuleError) String() string {
+	if e.Rule == "" {
+		return e.Trace + ": " + e.Message
+	}
+	return fmt.Sprintf("%s: evaluate rule %s (%s): %s", e.Trace, e.Rule, e.Source, e.Message)
 }
 
 // Skipped is a file left out of the analysis.

@@ -39,6 +39,9 @@ type htmlPage struct {
 	Notes   []string
 	Skipped []engine.Skipped
 	About   aboutView
+	// RuleErrors are the failed rules; RuleErrorsHeading introduces them.
+	RuleErrors        []ruleErrorView
+	RuleErrorsHeading string
 	// Docs, when several traces are shown, holds each rule doc once; the
 	// findings link to it (DocRef) instead of repeating it per rank.
 	Docs []htmlDoc
@@ -119,7 +122,8 @@ func HTML(w io.Writer, r *engine.Result) error {
 		return fmt.Errorf("render html: %w", errNilResult)
 	}
 	views := buildViews(r)
-	page := htmlPage{Many: len(views) > 1, Ranks: rankTable(r), Notes: r.Notes, Skipped: r.Skipped, About: buildAbout(r.About)}
+	page := htmlPage{Many: len(views) > 1, Ranks: rankTable(r), Notes: r.Notes, Skipped: r.Skipped, About: buildAbout(r.About), RuleErrors: ruleErrorViews(r)}
+	page.RuleErrorsHeading = ruleErrorsHeading(len(page.RuleErrors))
 	docSeen := map[string]bool{}
 	for _, v := range views {
 		ht := htmlTrace{traceView: v}

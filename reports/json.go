@@ -27,6 +27,15 @@ type jsonReport struct {
 	Traces              []jsonTrace      `json:"traces"`
 	Skipped             []engine.Skipped `json:"skipped"`
 	Notes               []string         `json:"notes"`
+	RuleErrors          []jsonRuleError  `json:"rule_errors"`
+}
+
+// jsonRuleError is one rule that failed on one trace (engine.RuleError).
+type jsonRuleError struct {
+	Trace   string `json:"trace"`
+	Rule    string `json:"rule"`
+	Source  string `json:"source"`
+	Message string `json:"message"`
 }
 
 type jsonTrace struct {
@@ -129,14 +138,17 @@ func (f jsonFloat) MarshalJSON() ([]byte, error) {
 //
 //	{"schema_version": 1, "result_schema_version": N, "facts_schema_version": N,
 //	 "stepdoctor": {"version", "command", "rule_pack", "rule_dirs", "config"},
-//	 "traces": [{"input", "verdict", "facts", "findings", "not_evaluated", "health"}]}
+//	 "traces": [{"input", "verdict", "facts", "findings", "not_evaluated", "health"}],
+//	 "skipped": [...], "notes": [...], "rule_errors": [{"trace", "rule", "source", "message"}]}
 //
 // facts has every fact with sorted keys (null when not measured; _us in
 // microseconds, _ratio in 0..1) plus examples; findings are ranked (rank 1
 // first) with evidence {name, value, unit} and example events (ts_us,
 // offset_us, dur_us in microseconds); health carries events read, kept and
 // dropped, repaired, and every diagnostic with kind, reason, message, byte
-// offset (-1 when none) and count. Lists are never null. Non-finite numbers
+// offset (-1 when none) and count. rule_errors lists the rules that failed
+// on a trace (their findings are missing), apart from trace health. Lists
+// are never null. Non-finite numbers
 // are written as null.
 func JSON(w io.Writer, r *engine.Result) error {
 	if r == nil {
@@ -150,6 +162,10 @@ func JSON(w io.Writer, r *engine.Result) error {
 		Traces:              []jsonTrace{},
 		Skipped:             append([]engine.Skipped{}, r.Skipped...),
 		Notes:               append([]string{}, r.Notes...),
+		RuleErrors:          []jsonRuleError{},
+	}
+	for _, e := range ruleErrorViews(r) {
+		doc.RuleErrors = append(doc.RuleErrors, jsonRuleError{Trace: e.Trace, Rule: e.Rule, Source: e.Source, Message: e.Message})
 	}
 	for _, tr := range r.Traces {
 		if tr == nil {

@@ -60,7 +60,7 @@ func Markdown(w io.Writer, r *engine.Result) error {
 	limit := MarkdownLimit - len(about.markdownFooter(""))
 	var out string
 	for i, lim := range mdLevels {
-		out = renderMarkdown(views, ranks, r.Notes, r.Skipped, lim, i > 0)
+		out = renderMarkdown(views, ranks, r.Notes, r.Skipped, ruleErrorViews(r), lim, i > 0)
 		if len(out) <= limit {
 			break
 		}
@@ -86,7 +86,7 @@ func cutMarkdown(s string, max int) string {
 	return s[:cut] + note
 }
 
-func renderMarkdown(views []traceView, ranks []rankRow, notes []string, skipped []engine.Skipped, lim mdLimits, reduced bool) string {
+func renderMarkdown(views []traceView, ranks []rankRow, notes []string, skipped []engine.Skipped, ruleErrs []ruleErrorView, lim mdLimits, reduced bool) string {
 	var b strings.Builder
 	b.WriteString("# stepdoctor report\n\n")
 	for _, n := range notes {
@@ -96,6 +96,17 @@ func renderMarkdown(views []traceView, ranks []rankRow, notes []string, skipped 
 		fmt.Fprintf(&b, "> [!WARNING]\n> %d input file(s) were skipped and are not in this report:\n", len(skipped))
 		for _, sk := range skipped {
 			fmt.Fprintf(&b, "> - %s: %s\n", mdText(sk.Path), mdText(sk.Reason))
+		}
+		b.WriteString("\n")
+	}
+	if len(ruleErrs) > 0 {
+		fmt.Fprintf(&b, "## Rule errors (%d)\n\n%s\n\n", len(ruleErrs), mdText(ruleErrorsHeading(len(ruleErrs))))
+		for _, e := range ruleErrs {
+			if e.Rule == "" {
+				fmt.Fprintf(&b, "- %s: %s\n", mdText(e.Trace), mdText(e.Message))
+				continue
+			}
+			fmt.Fprintf(&b, "- %s (%s) on %s: %s\n", mdCode(e.Rule), mdText(e.Source), mdText(e.Trace), mdText(e.Message))
 		}
 		b.WriteString("\n")
 	}

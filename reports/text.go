@@ -57,7 +57,13 @@ func Text(w io.Writer, r *engine.Result, t Terminal) error {
 	for _, sk := range r.Skipped {
 		fmt.Fprintf(&b, "%s %s: %s\n", st(ansiBold, "skipped"), clean(sk.Path), clean(sk.Reason))
 	}
-	if len(r.Notes)+len(r.Skipped) > 0 {
+	if errs := ruleErrorViews(r); len(errs) > 0 {
+		fmt.Fprintf(&b, "%s\n", st(ansiYellow, ruleErrorsHeading(len(errs))))
+		for _, e := range errs {
+			fmt.Fprintf(&b, "  %s %s\n", st(ansiBold, "rule failed"), clean(e.Line))
+		}
+	}
+	if len(r.Notes)+len(r.Skipped)+len(r.RuleErrors) > 0 {
 		b.WriteString("\n")
 	}
 	if ranks := rankTable(r); len(ranks) > 0 {

@@ -557,3 +557,37 @@ const MinorImpact = 0.005
 func isMinor(fd rules.Finding) bool {
 	return fd.Impact < MinorImpact && fd.Category != "profiling-setup" && fd.Location == nil
 }
+
+// ruleErrorView is one failed rule as every report shows it (raw strings;
+// each renderer escapes them).
+type ruleErrorView struct {
+	Trace, Rule, Source, Message string
+	Line                         string // the one-line form stderr shows
+}
+
+// ruleErrorViews lists the failed rules of r in result order.
+func ruleErrorViews(r *engine.Result) []ruleErrorView {
+	out := make([]ruleErrorView, 0, len(r.RuleErrors))
+	for _, e := range r.RuleErrors {
+		out = append(out, ruleErrorView{Trace: e.Trace, Rule: e.Rule, Source: e.Source, Message: e.Message, Line: e.String()})
+	}
+	return out
+}
+
+// ruleErrorsHeading introduces the failed rules in every format.
+func ruleErrorsHeading(n int) string {
+	return fmt.Sprintf("%d rule evaluation(s) failed, so findings may be missing from the traces named (this is about the rules, not the traces):", n)
+}
+
+// RuleErrorLines returns one line per failed rule,
+// "PATH: evaluate rule ID (SOURCE): why", as stderr shows them.
+func RuleErrorLines(r *engine.Result) []string {
+	if r == nil {
+		return nil
+	}
+	var out []string
+	for _, v := range ruleErrorViews(r) {
+		out = append(out, v.Line)
+	}
+	return out
+}

@@ -44,6 +44,7 @@ import (
 //	#   confidence: likely            # optional default, else confirmed
 //	#   params:                       # optional thresholds, overridable
 //	#     min_ratio: 0.05
+//	#   trace: {...}                  # script rules: the link to the trace (link.go)
 //	package stepdoctor.rules.dataloader_bound
 //
 // input is the Facts JSON (without examples), type-checked against the
@@ -59,7 +60,7 @@ import (
 var pkgNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
 // customKeys are the keys allowed under custom: in a rule's METADATA.
-var customKeys = []string{"id", "severity", "category", "requires", "references", "examples", "suppressed_by", "confidence", "params"}
+var customKeys = []string{"id", "severity", "category", "requires", "references", "examples", "suppressed_by", "confidence", "params", "trace"}
 
 // sandboxRemoved lists the Rego built-ins a rule may not call: anything
 // that reaches the network, reads the clock, draws randomness or exposes
@@ -212,6 +213,13 @@ func parseRego(src source) (*regoModule, *entry, error) {
 		} else {
 			r.Params = np
 		}
+	}
+	if v, ok := meta.Custom["trace"]; ok && v != nil {
+		l, err := parseTraceLink(v)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		e.link = l
 	}
 	if err := validateRule(&r); err != nil {
 		errs = append(errs, err)

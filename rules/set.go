@@ -61,7 +61,8 @@ type entry struct {
 	rule       Rule
 	confidence Confidence // default confidence of its findings
 	eval       evaluator
-	sevPinned  bool // Config.Severity set the severity: findings cannot refine it
+	sevPinned  bool       // Config.Severity set the severity: findings cannot refine it
+	link       *TraceLink // script rules: how findings meet a trace (custom.trace)
 }
 
 // rawFinding is what an evaluator yields before the Set adds rule fields.
@@ -241,6 +242,7 @@ func loadSources(srcs []source) (*Set, error) {
 			}
 		}
 	}
+	errs = append(errs, checkLinks(entries, byID)...)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -331,6 +333,7 @@ func (s *Set) configure(cfg Config) (*Set, error) {
 			nv, _ := normalizeParam(v)
 			ne.rule.Params[k] = nv
 		}
+		ne.link = resolveLink(e, known, cfg)
 		if sev, ok := cfg.Severity[e.rule.ID]; ok {
 			ne.rule.Severity = sev
 			ne.sevPinned = true
@@ -441,6 +444,22 @@ func (s *Set) Evaluate(ctx context.Context, f *facts.Facts) ([]Finding, []NotEva
 	return findings, notEval, errors.Join(errs...)
 }
 
+// RuleError is one rule that failed on one set of facts: a runtime
+// error, a timeout or a malformed finding. Evaluate and EvaluateScript
+// join one per failing rule into their error; errors.As finds them.
+type RuleError struct {
+	Rule   string // rule id
+	Source string // file:line the rule was loaded from
+	On     string // " on FILE" for script facts, else ""
+	Err    error  // why
+}
+
+func (e *RuleError) Error() string {
+	return fmt.Sprintf("evaluate rule %s (%s)%s: %v", e.Rule, e.Source, e.On, e.Err)
+}
+
+func (e *RuleError) Unwrap() error { return e.Err }
+
 // target is what a run of rules evaluates: trace facts or one script's
 // facts, with how to word errors and "not evaluated" hints.
 type target struct {
@@ -482,7 +501,7 @@ func (s *Set) run(ctx context.Context, in *evalInput, t target) (findings []Find
 			if timedOut {
 				err = fmt.Errorf("timed out after %v: %w", s.timeout, err)
 			}
-			errs = append(errs, fmt.Errorf("evaluate rule %s (%s)%s: %w", r.ID, r.Source, t.on, err))
+			errs = append(errs, &RuleError{Rule: r.ID, Source: r.Source, On: t.on, Err: err})
 			continue
 		}
 		for _, raw := range raws {
@@ -491,7 +510,7 @@ func (s *Set) run(ctx context.Context, in *evalInput, t target) (findings []Find
 				err = t.check(&raw)
 			}
 			if err != nil {
-				errs = append(errs, fmt.Errorf("evaluate rule %s (%s)%s: %w", r.ID, r.Source, t.on, err))
+				errs = append(errs, &RuleError{Rule: r.ID, Source: r.Source, On: t.on, Err: err})
 				continue
 			}
 			findings = append(findings, s.finding(e, raw, in))
@@ -659,7 +678,7 @@ func severityRank(s Severity) int {
 // weight: confirmed 1.0, likely 0.6), then severity (high first), then rule
 // id, then message. The order is deterministic for any input order.
 //
-// Severity then follows the order (DESIGN.md "Impact (rev 3)": a listed
+// Severity then follows the order (docs/ARCHITECTURE.md "Impact": a listed
 // finding never has a higher severity than one ranked above it): a finding
 // ranked below a less severe one takes that severity. Severities a team
 // configured (Config.Severity) are kept as set.

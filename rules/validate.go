@@ -14,7 +14,7 @@ import (
 	"github.com/stepdoctor/stepdoctor/engine/facts"
 )
 
-// Categories are the rule categories DESIGN.md allows.
+// Categories are the rule categories docs/ARCHITECTURE.md "Rules" allows.
 var Categories = []string{
 	"input-pipeline", "host-overhead", "memory-transfer", "kernel-efficiency",
 	"memory", "distributed", "profiling-setup", "script",

@@ -107,7 +107,7 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 		}
 		return &exitError{2, err}
 	}
-	for _, line := range res.RuleErrors {
+	for _, line := range reports.RuleErrorLines(res) {
 		fmt.Fprintf(stderr, "warning: %s\n", line)
 	}
 	if fl.out != "" { // the terminal summary lists them itself
@@ -121,7 +121,9 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 		if err != nil {
 			return &exitError{2, err}
 		}
-		engine.JoinScript(res, sr)
+		if err := engine.JoinScript(res, sr, set); err != nil {
+			return &exitError{2, err}
+		}
 	}
 	// Colours and cut messages only on a terminal; a file or a pipe gets
 	// every message whole.

@@ -207,7 +207,7 @@ var catalogueIndex = sync.OnceValue(func() map[string]int {
 
 // Sources cited by the catalogue.
 const (
-	srcDesign = "DESIGN.md"
+	srcDesign = "docs/ARCHITECTURE.md"
 	srcTB     = "TensorBoard profiler plugin (torch-tb-profiler)"
 	srcHTA    = "Holistic Trace Analysis (HTA)"
 	srcNsys   = "Nsight Systems expert rules"

@@ -9,7 +9,7 @@ import (
 )
 
 // pointwiseOps are the aten ops that count as elementwise in CPU-only
-// traces (DESIGN.md fine print), with their in-place "_" forms.
+// traces (docs/ARCHITECTURE.md "Fine print"), with their in-place "_" forms.
 var pointwiseOps = func() map[string]bool {
 	ops := strings.Fields(`abs neg sign sgn reciprocal sqrt rsqrt square exp exp2 expm1 log log2 log10 log1p
 sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh erf erfc erfinv floor ceil round

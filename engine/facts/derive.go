@@ -11,7 +11,7 @@ import (
 )
 
 // Config holds the thresholds of the core facts. The defaults are
-// DESIGN.md's: short kernel under 10 us (the TensorBoard profiler plugin's
+// docs/ARCHITECTURE.md's: short kernel under 10 us (the TensorBoard profiler plugin's
 // "kernels < 10 us" split), chain members under 20 us, chains of 3 or more.
 // The yaml names are the keys of the facts: section of .stepdoctor.yaml,
 // which is decoded over DefaultConfig, so keys left out keep their default.
@@ -28,7 +28,7 @@ type Config struct {
 	QueuedLatencyNS int64 `yaml:"queued_latency_ns"`
 }
 
-// DefaultConfig returns DESIGN.md's thresholds, and 50 us of launch latency
+// DefaultConfig returns docs/ARCHITECTURE.md's thresholds, and 50 us of launch latency
 // (a few times the 5-20 us from a launch call's return to the kernel's
 // start that Nsight Systems shows on an idle device, more on ROCm).
 func DefaultConfig() Config {
@@ -48,8 +48,8 @@ var graphLaunchNames = map[string]bool{
 	"cudaGraphLaunch": true, "cudaGraphLaunch_v10000": true, "cuGraphLaunch": true, "hipGraphLaunch": true,
 }
 
-// syncNames are host sync points (DESIGN.md "sync_per_step", rev 3 "Host
-// syncs"): explicit synchronization, the blocking copies (cudaMemcpy,
+// syncNames are host sync points (docs/ARCHITECTURE.md "Facts", sync_per_step, and
+// "Why the GPU waits", host syncs): explicit synchronization, the blocking copies (cudaMemcpy,
 // hipMemcpy, and hipMemcpyWithStream, which ROCm's .cpu() and .item() use)
 // and the aten ops that read a device scalar.
 var syncNames = map[string]bool{
@@ -61,8 +61,8 @@ var syncNames = map[string]bool{
 
 // asyncCopyNames are the asynchronous copy calls that the runtime makes
 // synchronous when the copy reads or writes pageable host memory (CUDA
-// Runtime API, "API synchronization behavior"); DESIGN.md rev 3 counts
-// those as host syncs.
+// Runtime API, "API synchronization behavior"); docs/ARCHITECTURE.md
+// ("Why the GPU waits") counts those as host syncs.
 var asyncCopyNames = map[string]bool{"cudaMemcpyAsync": true, "hipMemcpyAsync": true}
 
 // interval is a half-open [s, e) span in nanoseconds.
@@ -354,7 +354,7 @@ func (d *deriver) steps() {
 }
 
 // capLastStep returns each step's duration for the step statistics and the
-// last step's drain cut off, in microseconds (DESIGN.md rev 3 "Steps and
+// last step's drain cut off, in microseconds (docs/ARCHITECTURE.md "Steps and
 // their statistics"). The last step has no successor to bound it, so it can
 // absorb the drain of a deep GPU queue: its GPU tail (end past its CPU end)
 // is capped at the largest tail of the other steps. A single step keeps its

@@ -5,7 +5,7 @@
 // and an expr tag with the same snake_case name; the unit is in the name:
 // _us (microseconds), _bytes, _ratio (0..1), _count, _per_step, _per_ms.
 // A fact the trace cannot give is nil (JSON null), never zero. Definitions
-// follow DESIGN.md ("Facts" and its fine print); thresholds are in Config.
+// follow docs/ARCHITECTURE.md ("Facts" and its "Fine print"); thresholds are in Config.
 package facts
 
 import "github.com/stepdoctor/stepdoctor/engine/trace"
@@ -134,7 +134,7 @@ type Facts struct {
 	SlowStepExcessRole *string  `json:"slow_step_excess_role" expr:"slow_step_excess_role"`
 	SlowStepExcessUS   *float64 `json:"slow_step_excess_us" expr:"slow_step_excess_us"`
 
-	// Idle-gap causes (DESIGN.md rev 3 "Why the GPU waits"): each GPU idle
+	// Idle-gap causes (docs/ARCHITECTURE.md "Why the GPU waits"): each GPU idle
 	// gap in W is charged through the launch of the activity that ends it:
 	// queued when that work was already issued (a GPU-side wait), launch for
 	// the launch call itself (warmup when it is a one-off), else what the
@@ -172,7 +172,7 @@ type Facts struct {
 	GPUIdleAllocatorRatio *float64 `json:"gpu_idle_allocator_ratio" expr:"gpu_idle_allocator_ratio"`
 	// WarmupRatio is |union of one-off runtime calls in W| / |W| (0..1):
 	// context creation, lazy module loading, the allocator's first calls
-	// inside the profiled window (DESIGN.md rev 3 "One-off calls").
+	// inside the profiled window (docs/ARCHITECTURE.md "One-off calls").
 	WarmupRatio *float64 `json:"warmup_ratio" expr:"warmup_ratio"`
 
 	// Launch delay: kernel start minus its launch call's end, clamped at 0
@@ -234,7 +234,7 @@ type Facts struct {
 	// |W| (0..1): kernels under an aten matmul/conv op whose Input type is
 	// float, or, where no dtype is recorded, kernels named as fp32 GEMMs
 	// (sgemm without TF32 marks). Communication kernels never count. The
-	// time AMP can shrink (DESIGN.md rev 3 "Impact").
+	// time AMP can shrink (docs/ARCHITECTURE.md "Impact").
 	FP32MatmulKernelTimeRatio *float64 `json:"fp32_matmul_kernel_time_ratio" expr:"fp32_matmul_kernel_time_ratio"`
 
 	// Kernel efficiency against the device's roofline (record_shapes=True).
@@ -296,7 +296,8 @@ type Facts struct {
 	OrphanLaunchRatio  *float64 `json:"orphan_launch_ratio" expr:"orphan_launch_ratio"`
 	TraceBytesPerStep  *float64 `json:"trace_bytes_per_step" expr:"trace_bytes_per_step"`
 
-	// Cross-rank facts, set by the engine when several ranks are analyzed
+	// Cross-rank facts, computed by CrossRank (crossrank.go) from all the
+	// ranks' facts and applied by the engine when several ranks are analyzed
 	// together (null for a single trace). Per rank: its mean step time,
 	// compute kernel time and communication kernel time, each over the
 	// median across ranks; its mean lateness at collectives (start of the
@@ -360,7 +361,7 @@ type EventRef struct {
 }
 
 // Roles of the per-step breakdown, in priority order: each role gets only
-// time no earlier role claimed (DESIGN.md "per-step breakdown").
+// time no earlier role claimed (docs/ARCHITECTURE.md "Facts", per-step breakdown).
 var Roles = []string{"kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_op", "other"}
 
 // StepBreakdown is one step's wall time split by role. Times are

@@ -50,7 +50,7 @@ func TestStepBreakdown(t *testing.T) {
 func TestIdleGapCauses(t *testing.T) {
 	f := derive(t, optimizerStep())
 	// Idle gaps: [0,320) [520,710) [760,1000) = 750 us, each charged
-	// through the launch of the kernel that ends it (DESIGN.md rev 3).
+	// through the launch of the kernel that ends it (docs/ARCHITECTURE.md "Why the GPU waits").
 	// [0,320): kernel_a, launched [300,310): dataloader [0,300) 300, launch
 	// 10, queued [310,320) 10. [520,710): kernel_b, launched [680,685): sync
 	// (item) [520,620) 100, optimizer [620,680) 60, launch 5, queued

@@ -68,7 +68,8 @@ func TestBusyIsUnion(t *testing.T) {
 
 // A step extends to the end of the GPU work it launched, never past the
 // next step's start. The last step's GPU tail is capped, for the step
-// statistics only, at the largest tail of the other steps (DESIGN.md rev 3).
+// statistics only, at the largest tail of the other steps (docs/ARCHITECTURE.md
+// "Steps and their statistics").
 func TestStepExtension(t *testing.T) {
 	b := tracetest.New()
 	b.Step(1, 0, 100)
@@ -101,7 +102,7 @@ func TestSingleStepKeepsDrain(t *testing.T) {
 	wantF(t, "last_step_drain_us", f.LastStepDrainUS, 0)
 }
 
-// Blocking copies are host syncs (DESIGN.md rev 3): cudaMemcpy,
+// Blocking copies are host syncs (docs/ARCHITECTURE.md "Why the GPU waits"): cudaMemcpy,
 // hipMemcpyWithStream, and a cudaMemcpyAsync whose copy touches pageable
 // memory. A pinned async copy is not.
 func TestBlockingCopiesAreSyncs(t *testing.T) {

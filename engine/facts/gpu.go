@@ -11,7 +11,7 @@ import (
 
 // gpu derives busy/idle, kernel and memcpy facts for the primary device.
 // Kernel and memcpy facts count events starting in W; busy and time ratios
-// clip intervals to W (DESIGN.md fine print).
+// clip intervals to W (docs/ARCHITECTURE.md "Fine print").
 func (d *deriver) gpu() {
 	if !d.hasGPU {
 		return
@@ -238,7 +238,8 @@ func (d *deriver) host() {
 
 // blockingCopies returns the cudaMemcpyAsync/hipMemcpyAsync calls whose
 // GPU copy (linked by correlation id) reads or writes pageable memory: the
-// runtime makes those synchronous, so they are host syncs (DESIGN.md rev 3).
+// runtime makes those synchronous, so they are host syncs (docs/ARCHITECTURE.md
+// "Why the GPU waits").
 func (d *deriver) blockingCopies() map[int]bool {
 	evs := d.t.Events
 	var out map[int]bool

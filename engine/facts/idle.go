@@ -9,7 +9,7 @@ import (
 )
 
 // Idle-cause indexes into IdleCauses. The host causes (sync .. python) are
-// in the priority order of DESIGN.md rev 3 "What T was doing": when several
+// in the priority order of docs/ARCHITECTURE.md "Why the GPU waits" (what T was doing): when several
 // events of the thread cover an instant, the first of them takes it.
 const (
 	causeQueued = iota
@@ -29,7 +29,7 @@ const (
 // was doing; causes before it come from the gap's next activity.
 const firstHostCause = causeSync
 
-// IdleCauses name the causes a GPU idle gap is charged to (DESIGN.md rev 3
+// IdleCauses name the causes a GPU idle gap is charged to (docs/ARCHITECTURE.md
 // "Why the GPU waits"), in the order of the gpu_idle_*_ratio facts:
 // queued (the GPU-side wait: the next work was already issued), launch (the
 // launch call of the next work itself), then what the launching thread was
@@ -140,7 +140,7 @@ func (c *charger) done() {
 	}
 }
 
-// idleCauses charges every GPU idle gap in W to a cause (DESIGN.md rev 3):
+// idleCauses charges every GPU idle gap in W to a cause (docs/ARCHITECTURE.md "Why the GPU waits"):
 // through the launch of the activity that ends the gap, to what that
 // launching thread was doing. It fills the gpu_idle_*_ratio facts, the
 // culprits and the timeline.
@@ -305,7 +305,7 @@ func (d *deriver) launchOf(e *trace.Event) (int, bool) {
 }
 
 // hostCause classifies a host event by what it makes its thread do while
-// the GPU waits (DESIGN.md rev 3), or -1 for events that map to no cause
+// the GPU waits (docs/ARCHITECTURE.md "Why the GPU waits"), or -1 for events that map to no cause
 // (ProfilerStep and other annotations, instants, GPU events).
 func (d *deriver) hostCause(i int) int {
 	e := &d.t.Events[i]
@@ -665,7 +665,7 @@ func (d *deriver) copyOf(i int) (int, bool) {
 	return g, ok
 }
 
-// oneOffCalls finds the one-off runtime/driver calls in W (DESIGN.md rev 3
+// oneOffCalls finds the one-off runtime/driver calls in W (docs/ARCHITECTURE.md
 // "One-off calls"): not a sync, lasting at least 20x the median of the
 // calls of its name in W (or the only call of its name) and at least 50 ms
 // or 5% of |W|, with every such slow call of its name in one step. It sets
@@ -742,7 +742,7 @@ func (d *deriver) oneOffCalls() {
 	}
 }
 
-// One-off thresholds (DESIGN.md rev 3): 20x the median of the name's calls,
+// One-off thresholds (docs/ARCHITECTURE.md "One-off calls"): 20x the median of the name's calls,
 // and 50 ms or 5% of |W|.
 const (
 	oneOffOverMedian = 20

@@ -13,7 +13,7 @@ import (
 )
 
 // TestReference checks every core fact against ../shared/traces/REFERENCE.json,
-// computed independently from DESIGN.md's definitions.
+// computed independently from docs/ARCHITECTURE.md's definitions.
 func TestReference(t *testing.T) {
 	dir := factstest.SharedTraces(t)
 	ref, names := factstest.Reference(t, dir)
@@ -50,7 +50,7 @@ func TestReference(t *testing.T) {
 
 // TestReferenceIdle checks the rev-3 idle causes and warmup_ratio against
 // ../shared/traces/REFERENCE-idle.json (computed independently from
-// DESIGN.md "Why the GPU waits"), within 0.005, and that the causes
+// docs/ARCHITECTURE.md "Why the GPU waits"), within 0.005, and that the causes
 // partition gpu_idle_ratio exactly on every shared trace.
 func TestReferenceIdle(t *testing.T) {
 	dir := factstest.SharedTraces(t)

@@ -2,7 +2,7 @@ package facts
 
 // StepDurationsUS returns each step's duration for the step statistics, in
 // step order and microseconds: the extended step spans of Steps with the
-// last step's drain (LastStepDrainUS) cut off (DESIGN.md rev 3 "Steps and
+// last step's drain (LastStepDrainUS) cut off (docs/ARCHITECTURE.md "Steps and
 // their statistics"). These are the durations step_time_us and
 // step_time_cv summarise, and the ones diff and the baseline gate compare.
 // Nil without steps.

@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 )
 
-// Limits that mark corrupt records (DESIGN.md fine print).
+// Limits that mark corrupt records (docs/ARCHITECTURE.md "Fine print").
 const (
 	maxDurNS          = int64(7 * 24 * 3600 * 1e9) // events lasting more than 7 days are corrupt
 	sentinelHorizonNS = int64(1e9)                 // ts 0 is a sentinel when other events are later than 1 s

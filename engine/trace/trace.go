@@ -13,7 +13,7 @@ package trace
 import "math"
 
 // Cat is an event's category, normalised across Kineto versions
-// (DESIGN.md "Input formats": kernel/Kernel, gpu_memcpy/Memcpy, ...).
+// (docs/ARCHITECTURE.md "Fine print": kernel/Kernel, gpu_memcpy/Memcpy, ...).
 type Cat uint8
 
 const (

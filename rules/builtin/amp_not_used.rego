@@ -63,7 +63,7 @@
 #   ```
 #
 #   **Impact estimate.** `fp32_matmul_kernel_time_ratio x (1 - 1/speedup)`
-#   (DESIGN.md rev 3): the fp32 matmul/conv kernel time in the window,
+#   (docs/ARCHITECTURE.md "Impact"): the fp32 matmul/conv kernel time in the window,
 #   measured from the kernels (by op dtype with `record_shapes=True`, else
 #   by fp32 GEMM kernel names such as `volta_sgemm`), of which a
 #   `speedup`-fold (default 2) faster half-precision kernel gives back

@@ -42,6 +42,16 @@
 #     - https://pytorch.org/tutorials/intermediate/pinmem_nonblock.html
 #     - https://pytorch.org/docs/stable/generated/torch.Tensor.to.html
 #     - https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html#use-pinned-memory-and-non-blocking-data-transfers
+#   trace:
+#     same_cause: [pageable-memcpy]
+#     stack_site: memcpy
+#     confirms:
+#       rule: pageable-memcpy
+#       fact: memcpy_pageable_htod_count
+#       at_least: min_pageable
+#       impact: memcpy_time_ratio
+#       shows: "{memcpy_pageable_htod_count} pageable host-to-device copies"
+#       shows_impact: "; copies take {memcpy_time_ratio} of step time"
 package stepdoctor.rules.blocking_copy
 
 import rego.v1

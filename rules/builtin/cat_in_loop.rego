@@ -36,6 +36,8 @@
 #   references:
 #     - https://pytorch.org/docs/stable/generated/torch.cat.html
 #     - https://pytorch.org/docs/stable/generated/torch.stack.html
+#   trace:
+#     same_cause: [repeated-small-op]
 package stepdoctor.rules.cat_in_loop
 
 import rego.v1

@@ -29,6 +29,16 @@
 #   references:
 #     - https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html#create-tensors-directly-on-the-target-device
 #     - https://pytorch.org/docs/stable/tensor_attributes.html#torch-device
+#   trace:
+#     same_cause: [pageable-memcpy, frequent-memcpy]
+#     stack_site: memcpy
+#     confirms:
+#       rule: pageable-memcpy
+#       fact: memcpy_pageable_htod_count
+#       at_least: min_pageable
+#       impact: memcpy_time_ratio
+#       shows: "{memcpy_pageable_htod_count} pageable host-to-device copies"
+#       shows_impact: "; copies take {memcpy_time_ratio} of step time"
 package stepdoctor.rules.cpu_tensor_then_copy
 
 import rego.v1

@@ -43,6 +43,16 @@
 #   references:
 #     - https://pytorch.org/docs/stable/data.html#single-and-multi-process-data-loading
 #     - https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html#enable-async-data-loading-and-augmentation
+#   trace:
+#     same_cause: [dataloader-bound, idle-gap-dataloader]
+#     stack_site: dataloader
+#     confirms:
+#       rule: dataloader-bound
+#       fact: dataloader_time_ratio
+#       above: min_ratio
+#       when: [dataloader_single_process]
+#       impact: dataloader_time_ratio
+#       shows: a single-process DataLoader taking {dataloader_time_ratio} of step time
 package stepdoctor.rules.dataloader_num_workers
 
 import rego.v1

@@ -29,6 +29,9 @@
 #   references:
 #     - https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader
 #     - https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html#enable-async-data-loading-and-augmentation
+#   trace:
+#     same_cause: [dataloader-bound, idle-gap-dataloader]
+#     stack_site: dataloader
 package stepdoctor.rules.dataloader_persistent_workers
 
 import rego.v1

@@ -32,6 +32,16 @@
 #   references:
 #     - https://pytorch.org/docs/stable/data.html#memory-pinning
 #     - https://pytorch.org/tutorials/intermediate/pinmem_nonblock.html
+#   trace:
+#     same_cause: [pageable-memcpy]
+#     stack_site: memcpy
+#     confirms:
+#       rule: pageable-memcpy
+#       fact: memcpy_pageable_htod_count
+#       at_least: min_pageable
+#       impact: memcpy_time_ratio
+#       shows: "{memcpy_pageable_htod_count} pageable host-to-device copies"
+#       shows_impact: "; copies take {memcpy_time_ratio} of step time"
 package stepdoctor.rules.dataloader_pin_memory
 
 import rego.v1

@@ -57,6 +57,16 @@
 #     - https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html#avoid-unnecessary-cpu-gpu-synchronization
 #     - https://pytorch.org/docs/stable/generated/torch.cuda.set_sync_debug_mode.html
 #     - https://pytorch.org/docs/stable/notes/cuda.html#asynchronous-execution
+#   trace:
+#     same_cause: [host-sync-in-step, idle-gap-sync]
+#     stack_site: sync
+#     confirms:
+#       rule: host-sync-in-step
+#       fact: sync_per_step
+#       at_least: min_per_step
+#       impact: sync_time_ratio
+#       shows: "{sync_per_step} host syncs per step"
+#       shows_impact: " blocking the host {sync_time_ratio} of step time"
 package stepdoctor.rules.host_sync_in_loop
 
 import rego.v1

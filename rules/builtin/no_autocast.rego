@@ -36,6 +36,8 @@
 #   references:
 #     - https://pytorch.org/docs/stable/amp.html
 #     - https://pytorch.org/tutorials/recipes/recipes/amp_recipe.html
+#   trace:
+#     same_cause: [amp-not-used]
 package stepdoctor.rules.no_autocast
 
 import rego.v1

@@ -34,6 +34,8 @@
 #   references:
 #     - https://pytorch.org/docs/stable/optim.html#algorithms
 #     - https://pytorch.org/docs/stable/generated/torch.optim.AdamW.html
+#   trace:
+#     same_cause: [optimizer-foreach]
 package stepdoctor.rules.optimizer_not_fused
 
 import rego.v1

@@ -27,6 +27,8 @@
 #   references:
 #     - https://pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html
 #     - https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html#use-parameter-grad-none-instead-of-model-zero-grad-or-optimizer-zero-grad
+#   trace:
+#     same_cause: [optimizer-zero-grad]
 package stepdoctor.rules.zero_grad_set_to_none
 
 import rego.v1
