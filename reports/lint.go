@@ -18,6 +18,9 @@ import (
 func LintText(w io.Writer, r *engine.LintResult) error {
 	var b bytes.Buffer
 	for _, s := range r.Scripts {
+		for _, e := range s.RuleErrors {
+			fmt.Fprintf(&b, "%s: rule failed: %s\n", TerminalText(s.Path), TerminalText(e))
+		}
 		for _, f := range s.Findings {
 			fmt.Fprintf(&b, "%s:%d:%d: %s %s\n", TerminalText(s.Path), f.Location.Line, f.Location.Column, TerminalText(f.Rule), oneLine(TerminalText(f.Message)))
 		}
@@ -52,6 +55,9 @@ func LintMarkdown(w io.Writer, r *engine.LintResult) error {
 			for _, sp := range s.Suppressed {
 				fmt.Fprintf(&b, "- line %d %s: %s\n", sp.Location.Line, mdCode(sp.Rule), mdCell(sp.Reason))
 			}
+		}
+		for _, e := range s.RuleErrors {
+			fmt.Fprintf(&b, "\n> **Rule failed**, so findings may be missing: %s\n", mdText(e))
 		}
 		if s.Partial {
 			b.WriteString("\n**Partly checked:** syntax errors hid parts of this file from the rules.\n")

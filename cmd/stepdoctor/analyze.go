@@ -29,6 +29,7 @@ type analyzeFlags struct {
 	ruleDirs         []string
 	script           string
 	config           string
+	failOnRuleError  bool
 }
 
 func analyzeCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -60,6 +61,7 @@ Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error;
 	c.Flags().StringArrayVar(&fl.regressionFact, "regression-fact", nil, "with --baseline: also gate on this fact leaf getting worse (repeatable), e.g. gpu_idle_ratio or step_time_us.p90; facts without a direction are refused")
 	c.Flags().StringVar(&fl.failOn, "fail-on", "", "exit 1 when a finding has this severity or higher: high, medium, low or info")
 	c.Flags().StringArrayVar(&fl.ruleDirs, "rules", nil, "load team rules (*.rego, *.yaml) from `DIR` as well (repeatable)")
+	c.Flags().BoolVar(&fl.failOnRuleError, "fail-on-rule-error", false, ruleErrorHelp)
 	addConfigFlag(c, &fl.config)
 	c.Flags().StringVar(&fl.script, "script", "", "join the findings of the training script `FILE` (confirmed where the trace measures them)")
 	return c
@@ -108,17 +110,22 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 		return &exitError{2, err}
 	}
 	for _, line := range res.RuleErrors {
-		fmt.Fprintf(stderr, "warning: %s\n", line)
+		fmt.Fprintf(stderr, "warning: %s\n", reports.TerminalText(line))
 	}
 	if fl.out != "" { // the terminal summary lists them itself
 		for _, sk := range res.Skipped {
-			fmt.Fprintf(stderr, "skipped %s: %s\n", sk.Path, sk.Reason)
+			fmt.Fprintf(stderr, "skipped %s: %s\n", reports.TerminalText(sk.Path), reports.TerminalText(sk.Reason))
 		}
 	}
 	if fl.script != "" {
 		sr, err := engine.LintFile(ctx, fl.script, set)
 		if err != nil {
 			return &exitError{2, err}
+		}
+		for _, e := range sr.RuleErrors {
+			line := fmt.Sprintf("%s: %s", fl.script, e)
+			fmt.Fprintf(stderr, "warning: %s\n", reports.TerminalText(line))
+			res.RuleErrors = append(res.RuleErrors, line)
 		}
 		engine.JoinScript(res, sr)
 	}
@@ -146,7 +153,7 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 			}
 		}
 	}
-	return nil
+	return ruleFailure(fl.failOnRuleError || cfg.failOnRuleError(), res.RuleErrors)
 }
 
 // listSkippedRules lists the entries of rule directories that were not
