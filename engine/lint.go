@@ -71,8 +71,12 @@ type ScriptResult struct {
 	Diagnostics []script.Diagnostic `json:"diagnostics"`
 	// Partial is true when syntax errors left parts of the file
 	// unchecked (see Diagnostics): no findings there does not mean clean.
-	Partial bool          `json:"partial"`
-	Facts   *script.Facts `json:"-"`
+	Partial bool `json:"partial"`
+	// RuleErrors has one line per rule that failed or timed out on this
+	// script ("evaluate rule ID (SOURCE) on FILE: why"); the other rules'
+	// findings stand.
+	RuleErrors []string      `json:"rule_errors,omitempty"`
+	Facts      *script.Facts `json:"-"`
 }
 
 // Suppressed is a finding silenced by an ignore comment.
@@ -83,7 +87,8 @@ type Suppressed struct {
 }
 
 // Lint scans every script and evaluates the script rules on it. Unreadable
-// paths are an *InputError; syntax errors are Diagnostics, not errors.
+// paths are an *InputError; syntax errors are Diagnostics, and rules that
+// fail or time out are ScriptResult.RuleErrors, not errors.
 func Lint(ctx context.Context, opts LintOptions) (*LintResult, error) {
 	if !script.Available {
 		return nil, &InputError{script.ErrNoParser}
@@ -140,12 +145,21 @@ func LintFile(ctx context.Context, path string, set *rules.Set) (*ScriptResult, 
 		return nil, &InputError{err} // also script.ErrNoParser in a build without cgo
 	}
 	fs, ne, err := set.EvaluateScript(ctx, sf)
+	var failed []string
 	if err != nil {
-		return nil, fmt.Errorf("lint %s: %w", path, err)
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("lint %s: %w", path, err)
+		}
+		// A rule that fails or times out (a tiny timeout, a broken team
+		// rule) does not sink the file: the other findings stand and the
+		// failure is listed, as for traces.
+		for _, re := range ruleErrors(path, err) {
+			failed = append(failed, re.ruleLine())
+		}
 	}
 	sr := &ScriptResult{
 		Path: path, RelPath: filepath.ToSlash(path), Findings: []rules.Finding{}, Suppressed: []Suppressed{},
-		NotEvaluated: ne, Diagnostics: sf.Diagnostics, Partial: len(sf.Diagnostics) > 0, Facts: sf,
+		NotEvaluated: ne, Diagnostics: sf.Diagnostics, Partial: len(sf.Diagnostics) > 0, Facts: sf, RuleErrors: failed,
 	}
 	if sr.NotEvaluated == nil {
 		sr.NotEvaluated = []rules.NotEvaluated{}

@@ -42,6 +42,15 @@ type RuleError struct {
 	Message string `json:"message"`
 }
 
+// ruleLine is the failure without its trace: "evaluate rule ID (SOURCE):
+// why", or the message when no single rule failed.
+func (e RuleError) ruleLine() string {
+	if e.Rule == "" {
+		return e.Message
+	}
+	return fmt.Sprintf("evaluate rule %s (%s): %s", e.Rule, e.Source, e.Message)
+}
+
 // String is the one-line form stderr shows:
 // "PATH: evaluate rule ID (SOURCE): why".
 func (e RuleError) String() string {

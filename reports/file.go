@@ -5,14 +5,20 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
 )
 
 // WriteFile writes a report atomically: render writes into a temporary file
 // in the same directory as path, which is flushed, fsynced and renamed over
 // path. If render or any step fails, the temporary file is removed and path
 // is left as it was, so no partial report is ever visible. A new file gets
-// mode 0644; an existing file keeps its mode.
+// mode 0644; an existing file keeps its mode. SIGINT or SIGTERM while a
+// report is being written removes the temporary file before the process
+// ends of the signal (see RemoveTemps).
 func WriteFile(path string, render func(io.Writer) error) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
@@ -27,6 +33,8 @@ func WriteFile(path string, render func(io.Writer) error) (err error) {
 		return fmt.Errorf("create temp file: %w", err)
 	}
 	tmpName := tmp.Name()
+	untrack := trackTemp(tmpName)
+	defer untrack()
 	defer func() {
 		if err != nil {
 			_ = tmp.Close()
@@ -58,4 +66,71 @@ func WriteFile(path string, render func(io.Writer) error) (err error) {
 		_ = d.Close()
 	}
 	return nil
+}
+
+// temps are the temporary files of the reports being written, removed when
+// SIGINT or SIGTERM arrives. While none is being written the signals keep
+// their default action.
+var temps struct {
+	sync.Mutex
+	files map[string]bool
+	ch    chan os.Signal
+}
+
+// trackTemp registers a temporary file for removal on a signal; the
+// returned function unregisters it.
+func trackTemp(name string) func() {
+	temps.Lock()
+	defer temps.Unlock()
+	if temps.files == nil {
+		temps.files = map[string]bool{}
+		temps.ch = make(chan os.Signal, 1)
+		go onSignal(temps.ch)
+	}
+	if len(temps.files) == 0 {
+		signal.Notify(temps.ch, os.Interrupt, syscall.SIGTERM)
+	}
+	temps.files[name] = true
+	return func() {
+		temps.Lock()
+		defer temps.Unlock()
+		delete(temps.files, name)
+		if len(temps.files) == 0 {
+			signal.Stop(temps.ch)
+		}
+	}
+}
+
+// RemoveTemps removes the temporary files of every report being written
+// and reports how many it removed. The signal handler calls it; a program
+// that ends itself in the middle of a write may too.
+func RemoveTemps() int {
+	temps.Lock()
+	defer temps.Unlock()
+	n := 0
+	for name := range temps.files {
+		if os.Remove(name) == nil {
+			n++
+		}
+		delete(temps.files, name)
+	}
+	return n
+}
+
+// onSignal removes the temporary files, then ends the process of the same
+// signal (the default action restored), so the exit status still says
+// which signal stopped it.
+func onSignal(ch chan os.Signal) {
+	for sig := range ch {
+		RemoveTemps()
+		signal.Reset(sig)
+		if p, err := os.FindProcess(os.Getpid()); err == nil && p.Signal(sig) == nil {
+			time.Sleep(time.Second) // the default action ends the process
+		}
+		code := 130 // SIGINT
+		if sig == syscall.SIGTERM {
+			code = 143
+		}
+		os.Exit(code)
+	}
 }

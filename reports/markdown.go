@@ -44,12 +44,12 @@ var mdLevels = []mdLimits{
 // not evaluated with their hints, and trace health with every diagnostic.
 // Long tables are trimmed with a note saying how many rows were left out;
 // if the report is still too long, docs, facts and evidence are dropped in
-// that order, again with a note. Rule docs are Markdown and are included as
-// written, except that raw HTML in them is turned into text and
-// javascript:/vbscript:/data:/file: links are defused. Every string from a
-// trace is escaped: HTML metacharacters as entities, Markdown punctuation
-// (including backticks and table pipes) with backslashes. A footer says
-// which stepdoctor version, command line and rule pack made the report.
+// that order, again with a note. Rule docs are Markdown and go through
+// MarkdownDoc (no raw HTML, images, unsafe links or mentions). Every string
+// from a trace goes through MarkdownText: HTML metacharacters as entities,
+// Markdown punctuation (including backticks and table pipes) with
+// backslashes, mentions and references broken. A footer
+// says which stepdoctor version, command line and rule pack made the report.
 func Markdown(w io.Writer, r *engine.Result) error {
 	if r == nil {
 		return fmt.Errorf("render markdown: %w", errNilResult)
@@ -230,7 +230,7 @@ func mdFindings(b *strings.Builder, v traceView, lim mdLimits) {
 		if lim.docs && (strings.TrimSpace(f.Doc) != "" || len(f.References) > 0) {
 			b.WriteString("<details><summary>Why it matters and how to fix it</summary>\n\n")
 			if doc := strings.TrimSpace(f.Doc); doc != "" {
-				b.WriteString(neutralizeRawHTML(doc) + "\n\n")
+				b.WriteString(MarkdownDoc(doc) + "\n\n")
 			}
 			if len(f.References) > 0 {
 				b.WriteString("**References**\n\n")
@@ -344,9 +344,10 @@ func mdHealth(b *strings.Builder, v traceView, lim mdLimits) {
 // mdText escapes s for inline Markdown on one line: HTML metacharacters
 // become entities, Markdown punctuation that could start emphasis, links,
 // code, math, strikethrough or a table cell gets a backslash, and a leading
-// character that could start a block (list, heading) is escaped too.
+// character that could start a block (list, heading) is escaped too;
+// mentions and references are broken (breakMentions).
 func mdText(s string) string {
-	s = strings.TrimLeft(clean(s), " ")
+	s = breakMentions(strings.TrimLeft(clean(s), " "))
 	var b strings.Builder
 	b.Grow(len(s) + 8)
 	for _, r := range s {

@@ -99,56 +99,6 @@ func imageAlt(n ast.Node, source []byte) []byte {
 	return out
 }
 
-// neutralizeRawHTML returns a Markdown doc with every raw HTML element
-// (inline or block, as the GFM parser sees it) turned into literal text by
-// escaping its '<' characters. Code spans, code blocks and autolinks are
-// untouched. The Markdown report uses it so a rule doc can neither inject
-// markup nor break the report's <details> structure.
-func neutralizeRawHTML(doc string) string {
-	src := []byte(doc)
-	root := docMarkdown.Parser().Parse(text.NewReader(src))
-	var segs []text.Segment
-	_ = ast.Walk(root, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if !entering {
-			return ast.WalkContinue, nil
-		}
-		switch t := n.(type) {
-		case *ast.RawHTML:
-			for i := 0; i < t.Segments.Len(); i++ {
-				segs = append(segs, t.Segments.At(i))
-			}
-		case *ast.HTMLBlock:
-			lines := t.Lines()
-			for i := 0; i < lines.Len(); i++ {
-				segs = append(segs, lines.At(i))
-			}
-			if t.HasClosure() {
-				segs = append(segs, t.ClosureLine)
-			}
-		}
-		return ast.WalkContinue, nil
-	})
-	if len(segs) == 0 {
-		return blockDangerousLinks(doc)
-	}
-	mark := make([]bool, len(src))
-	for _, s := range segs {
-		for i := max(s.Start, 0); i < s.Stop && i < len(src); i++ {
-			mark[i] = true
-		}
-	}
-	var out bytes.Buffer
-	out.Grow(len(src) + 16)
-	for i, c := range src {
-		if mark[i] && c == '<' {
-			out.WriteString("&lt;")
-			continue
-		}
-		out.WriteByte(c)
-	}
-	return blockDangerousLinks(out.String())
-}
-
 // Link destinations with schemes that run code or embed data. Inline links
 // and images "](javascript:", reference definitions "[x]: javascript:" and
 // autolinks "<javascript:" are matched; "mailto:" and web links are not.

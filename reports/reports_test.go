@@ -536,9 +536,9 @@ func TestWriteFile(t *testing.T) {
 	}
 }
 
-func TestNeutralizeRawHTML(t *testing.T) {
+func TestMarkdownDocRawHTML(t *testing.T) {
 	in := "a <b>bold</b> `<code>` and\n\n```\n<script>x</script>\n```\n\n<div>\nblock\n</div>\n\n<https://example.com>\n"
-	got := neutralizeRawHTML(in)
+	got := MarkdownDoc(in)
 	want := "a &lt;b>bold&lt;/b> `<code>` and\n\n```\n<script>x</script>\n```\n\n&lt;div>\nblock\n&lt;/div>\n\n<https://example.com>\n"
 	if got != want {
 		t.Errorf("got  %q\nwant %q", got, want)

@@ -242,6 +242,16 @@ func SARIF(w io.Writer, r *engine.LintResult) error {
 				return err
 			}
 		}
+		for _, e := range s.RuleErrors {
+			run.Invocations[0].ExecutionSuccessful = false
+			run.Invocations[0].Notifications = append(run.Invocations[0].Notifications, sarifNotification{
+				Descriptor: &sarifDescriptorRef{ID: "rule-failed"},
+				Level:      "error", Message: sarifText{Text: s.RelPath + ": " + e + " (findings of this rule may be missing)"},
+				Locations: []sarifLocation{{PhysicalLocation: sarifPhysical{
+					ArtifactLocation: sarifArtifact{URI: sarifURI(s.RelPath), URIBaseID: "%SRCROOT%"},
+				}}},
+			})
+		}
 		for _, d := range s.Diagnostics {
 			run.Invocations[0].Notifications = append(run.Invocations[0].Notifications, sarifNotification{
 				Descriptor: &sarifDescriptorRef{ID: d.Kind},

@@ -164,6 +164,11 @@ func Text(w io.Writer, r *engine.Result, t Terminal) error {
 			}
 		}
 		h := v.Health
+		for _, d := range h.Diagnostics {
+			if d.Reason == "rule_failed" {
+				fmt.Fprintf(&b, "  %s %s\n", st(ansiRed+ansiBold, "! rule failed:"), clean(d.Message))
+			}
+		}
 		if len(h.Diagnostics) > 0 || h.Dropped > 0 {
 			fmt.Fprintf(&b, "  health: %d events read, %d kept, %d dropped, %d diagnostic(s)\n",
 				h.EventsRead, h.EventsKept, h.Dropped, len(h.Diagnostics))

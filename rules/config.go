@@ -34,6 +34,8 @@ const ConfigFileName = ".stepdoctor.yaml"
 //	rules: [team-rules]
 //	# per-rule evaluation timeout (Go duration)
 //	timeout: 2s
+//	# exit 1 when a rule fails or times out (as --fail-on-rule-error)
+//	fail_on_rule_error: true
 //	# fact thresholds (facts.Config's yaml names); keys left out keep
 //	# their defaults
 //	facts:
@@ -46,6 +48,9 @@ type FileConfig struct {
 	Params   map[string]map[string]any `yaml:"params"`
 	Rules    []string                  `yaml:"rules"`
 	Timeout  string                    `yaml:"timeout"`
+	// FailOnRuleError makes a rule that fails or times out exit 1, as
+	// --fail-on-rule-error does.
+	FailOnRuleError bool `yaml:"fail_on_rule_error"`
 	// FactsSection is the facts: section as written; FactsConfig merges it
 	// over facts.DefaultConfig.
 	FactsSection yaml.Node `yaml:"facts"`

@@ -30,6 +30,7 @@ type analyzeFlags struct {
 	script           string
 	config           string
 	read             readFlags
+	failOnRuleError  bool
 }
 
 func analyzeCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -63,6 +64,7 @@ Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error;
 	c.Flags().StringArrayVar(&fl.regressionFact, "regression-fact", nil, "with --baseline: also gate on this fact leaf getting worse (repeatable), e.g. gpu_idle_ratio or step_time_us.p90; facts without a direction are refused")
 	c.Flags().StringVar(&fl.failOn, "fail-on", "", "exit 1 when a finding has this severity or higher: high, medium, low or info")
 	c.Flags().StringArrayVar(&fl.ruleDirs, "rules", nil, "load team rules (*.rego, *.yaml) from `DIR` as well (repeatable)")
+	c.Flags().BoolVar(&fl.failOnRuleError, "fail-on-rule-error", false, ruleErrorHelp)
 	addConfigFlag(c, &fl.config)
 	addReadFlags(c, &fl.read)
 	c.Flags().StringVar(&fl.script, "script", "", "join the findings of the training script `FILE` (confirmed where the trace measures them)")
@@ -108,11 +110,11 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 		return &exitError{2, err}
 	}
 	for _, line := range reports.RuleErrorLines(res) {
-		fmt.Fprintf(stderr, "warning: %s\n", line)
+		fmt.Fprintf(stderr, "warning: %s\n", reports.TerminalText(line))
 	}
 	if fl.out != "" { // the terminal summary lists them itself
 		for _, sk := range res.Skipped {
-			fl.read.say(stderr, "skipped %s: %s\n", sk.Path, sk.Reason)
+			fl.read.say(stderr, "skipped %s: %s\n", reports.TerminalText(sk.Path), reports.TerminalText(sk.Reason))
 		}
 	}
 	res.About = about(ctx, cfg, fl.ruleDirs)
@@ -120,6 +122,10 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 		sr, err := engine.LintFile(ctx, fl.script, set)
 		if err != nil {
 			return &exitError{2, err}
+		}
+		for _, e := range sr.RuleErrors {
+			fmt.Fprintf(stderr, "warning: %s\n", reports.TerminalText(fl.script+": "+e))
+			res.RuleErrors = append(res.RuleErrors, engine.RuleError{Trace: fl.script, Message: e})
 		}
 		if err := engine.JoinScript(res, sr, set); err != nil {
 			return &exitError{2, err}
@@ -152,7 +158,7 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 			}
 		}
 	}
-	return nil
+	return ruleFailure(fl.failOnRuleError || cfg.failOnRuleError(), reports.RuleErrorLines(res))
 }
 
 // listSkippedRules lists the entries of rule directories that were not

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/stepdoctor/stepdoctor/engine/facts"
@@ -40,6 +42,21 @@ func loadConfig(path string) (teamConfig, error) {
 // dirs, with the configuration applied.
 func (c teamConfig) rules(dirs []string) (*rules.Set, error) {
 	return rules.LoadConfigured(c.file, dirs...)
+}
+
+// failOnRuleError is the configuration's fail_on_rule_error.
+func (c teamConfig) failOnRuleError() bool { return c.file != nil && c.file.FailOnRuleError }
+
+// ruleErrorHelp is the --fail-on-rule-error flag's help.
+const ruleErrorHelp = "exit 1 when a rule fails or times out (config: fail_on_rule_error: true); without it such a rule is a warning and a report entry"
+
+// ruleFailure is the exit-1 error for failed rules, or nil when none
+// failed or neither the flag nor the configuration asks.
+func ruleFailure(asked bool, failed []string) error {
+	if !asked || len(failed) == 0 {
+		return nil
+	}
+	return &exitError{1, fmt.Errorf("%d rule evaluation(s) failed and --fail-on-rule-error is set; first: %s", len(failed), failed[0])}
 }
 
 // facts returns the fact thresholds: the facts: section over the defaults.

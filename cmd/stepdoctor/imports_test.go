@@ -20,6 +20,7 @@ const module = "github.com/stepdoctor/stepdoctor/"
 var allowedImports = map[string][]string{
 	"internal/hugemem":       {},
 	"internal/version":       {},
+	"internal/mdcheck":       {},
 	"engine/trace":           {"internal/hugemem"},
 	"engine/trace/tracetest": {},
 	"engine/facts":           {"engine/trace", "internal/hugemem"},

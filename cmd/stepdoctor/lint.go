@@ -16,6 +16,8 @@ type lintFlags struct {
 	failOn   string
 	ruleDirs []string
 	config   string
+	// failOnRuleError: a failed or timed-out rule exits 1
+	failOnRuleError bool
 }
 
 func lintCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -35,7 +37,11 @@ to %SRCROOT%, others absolute file: URIs).
 A comment "# stepdoctor: ignore[rule-id] reason" on the line, or alone on the line
 above, silences that rule there; the reason is kept in json and sarif output.
 
-Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error.`,
+A rule that fails or times out is reported (stderr and every format) and the other
+rules' findings stand.
+
+Exit codes: 0 done; 1 a finding at or above --fail-on, or a failed rule with
+--fail-on-rule-error; 2 usage or input error.`,
 		Args: needArgs([]string{"FILE|DIR"}, -1, "a Python script or a directory searched for *.py"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return lint(cmd.Context(), args, fl, stdout, stderr)
@@ -44,6 +50,7 @@ Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error.`,
 	c.Flags().StringVar(&fl.format, "format", "text", "output format: "+reports.FormatNames(reports.ForLint))
 	c.Flags().StringVar(&fl.failOn, "fail-on", "", "exit 1 when a finding has this severity or higher: high, medium, low or info")
 	c.Flags().StringArrayVar(&fl.ruleDirs, "rules", nil, "load team rules (*.rego, *.yaml) from `DIR` as well (repeatable)")
+	c.Flags().BoolVar(&fl.failOnRuleError, "fail-on-rule-error", false, ruleErrorHelp)
 	addConfigFlag(c, &fl.config)
 	return c
 }
@@ -79,13 +86,18 @@ func lint(ctx context.Context, paths []string, fl lintFlags, stdout, stderr io.W
 	// Syntax errors and skipped files go to stderr in every format (json
 	// and sarif also carry them: diagnostics / partial / skipped, and
 	// toolExecutionNotifications).
+	var failed []string
 	for _, s := range res.Scripts {
 		for _, d := range s.Diagnostics {
-			fmt.Fprintf(stderr, "%s:%d:%d: %s\n", s.Path, d.Line, d.Column, d.Message)
+			fmt.Fprintf(stderr, "%s:%d:%d: %s\n", reports.TerminalText(s.Path), d.Line, d.Column, reports.TerminalText(d.Message))
+		}
+		for _, e := range s.RuleErrors {
+			fmt.Fprintf(stderr, "warning: %s: %s\n", reports.TerminalText(s.Path), reports.TerminalText(e))
+			failed = append(failed, s.Path+": "+e)
 		}
 	}
 	for _, sk := range res.Skipped {
-		fmt.Fprintf(stderr, "%s: skipped: %s\n", sk.Path, sk.Reason)
+		fmt.Fprintf(stderr, "%s: skipped: %s\n", reports.TerminalText(sk.Path), reports.TerminalText(sk.Reason))
 	}
 	if failBar > 0 {
 		for _, s := range res.Scripts {
@@ -96,5 +108,5 @@ func lint(ctx context.Context, paths []string, fl lintFlags, stdout, stderr io.W
 			}
 		}
 	}
-	return nil
+	return ruleFailure(fl.failOnRuleError || cfg.failOnRuleError(), failed)
 }

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"github.com/stepdoctor/stepdoctor/reports"
 	"github.com/stepdoctor/stepdoctor/rules"
 	"github.com/stepdoctor/stepdoctor/rules/builtin"
 )
@@ -255,7 +256,8 @@ can pin a severity, change params or disable a rule.
 		}
 		fmt.Fprintf(w, "## %s\n\n| id | severity | category | title | requires |\n|---|---|---|---|---|\n", group.title)
 		for _, r := range group.rs {
-			fmt.Fprintf(w, "| [`%s`](#%s) | %s | %s | %s | %s |\n", r.ID, r.ID, r.Severity, r.Category, r.Title, "`"+strings.Join(r.Requires, "`, `")+"`")
+			fmt.Fprintf(w, "| [`%s`](#%s) | %s | %s | %s | %s |\n", r.ID, r.ID, reports.MarkdownText(string(r.Severity)),
+				reports.MarkdownText(string(r.Category)), reports.MarkdownText(r.Title), mdCodes(r.Requires))
 		}
 		fmt.Fprintln(w)
 	}
@@ -265,15 +267,17 @@ can pin a severity, change params or disable a rule.
 }
 
 // writeRuleDoc writes one rule's documentation with a heading of the given
-// level.
+// level. Team rules are untrusted: every string goes through the reports'
+// Markdown escapers (the rule id is already a plain identifier).
 func writeRuleDoc(w io.Writer, r rules.Rule, heading string) {
-	fmt.Fprintf(w, "%s %s\n\n**%s** · severity %s · %s · %s rule", heading, r.ID, r.Title, r.Severity, r.Category, r.Kind)
+	fmt.Fprintf(w, "%s %s\n\n**%s** · severity %s · %s · %s rule", heading, r.ID, reports.MarkdownText(r.Title),
+		reports.MarkdownText(string(r.Severity)), reports.MarkdownText(string(r.Category)), reports.MarkdownText(string(r.Kind)))
 	if r.Source != "" {
 		// the source file without the line number: stable across edits
 		src, _, _ := strings.Cut(r.Source, ":")
-		fmt.Fprintf(w, " (`%s`)", src)
+		fmt.Fprintf(w, " (%s)", reports.MarkdownCode(src))
 	}
-	fmt.Fprintf(w, "\n\nRequires: `%s`", strings.Join(r.Requires, "`, `"))
+	fmt.Fprintf(w, "\n\nRequires: %s", mdCodes(r.Requires))
 	if len(r.Params) > 0 {
 		keys := make([]string, 0, len(r.Params))
 		for k := range r.Params {
@@ -282,14 +286,23 @@ func writeRuleDoc(w io.Writer, r rules.Rule, heading string) {
 		sort.Strings(keys)
 		var ps []string
 		for _, k := range keys {
-			ps = append(ps, fmt.Sprintf("`%s` = %v", k, r.Params[k]))
+			ps = append(ps, fmt.Sprintf("%s = %s", reports.MarkdownCode(k), reports.MarkdownText(fmt.Sprint(r.Params[k]))))
 		}
 		fmt.Fprintf(w, "  \nParams: %s", strings.Join(ps, ", "))
 	}
-	fmt.Fprintf(w, "\n\n%s\n", strings.TrimSpace(r.Doc))
+	fmt.Fprintf(w, "\n\n%s\n", strings.TrimSpace(reports.MarkdownDoc(r.Doc)))
 	fmt.Fprintln(w, "\nReferences:")
 	for _, ref := range r.References {
-		fmt.Fprintf(w, "- %s\n", ref)
+		fmt.Fprintf(w, "- %s\n", reports.MarkdownRef(ref))
 	}
 	fmt.Fprintln(w)
+}
+
+// mdCodes lists identifiers as code spans, comma-separated.
+func mdCodes(ids []string) string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = reports.MarkdownCode(id)
+	}
+	return strings.Join(out, ", ")
 }
