@@ -146,11 +146,7 @@ func mdTrace(b *strings.Builder, v traceView, lim mdLimits, many bool) {
 	if v.Rank != "" {
 		fmt.Fprintf(b, "| Rank | %s |\n", mdCell(v.Rank))
 	}
-	if v.HasSteps {
-		fmt.Fprintf(b, "| Steps | %d |\n", v.Steps)
-	} else {
-		b.WriteString("| Steps | none found (window = whole trace) |\n")
-	}
+	fmt.Fprintf(b, "| Steps | %s |\n", mdCell(v.StepsLabel))
 	fmt.Fprintf(b, "| Window | %s |\n\n", v.Window)
 	fmt.Fprintf(b, "**Verdict:** %s.\n\n", mdText(v.Verdict))
 	mdTimeline(b, v)
