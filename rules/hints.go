@@ -95,7 +95,7 @@ func hintFor(missing []string, f *facts.Facts) string {
 		if !ok {
 			def.Name = name
 		}
-		if !f.HasBackward && f.DataloaderSingleProcess == nil && (slices.Contains(def.Needs, facts.NeedDataLoader) || name == "dataloader_time_ratio") {
+		if f.HasGPU && !f.HasBackward && f.DataloaderSingleProcess == nil && (slices.Contains(def.Needs, facts.NeedDataLoader) || name == "dataloader_time_ratio") {
 			add(HintLoaderInference) // steps would not help: there is no DataLoader
 			continue
 		}
@@ -148,7 +148,7 @@ func stepsHint(f *facts.Facts) string {
 	if m := f.StepMarkerFound; m != nil {
 		return fmt.Sprintf("the trace has no ProfilerStep#N but shows %d iteration span(s) of %s: rerun with --step-marker auto to get per-step facts", m.Steps, m.Label)
 	}
-	if !f.HasBackward {
+	if f.HasGPU && !f.HasBackward {
 		return "the trace has no ProfilerStep#N: name the host span of one iteration with --step-marker REGEX (a record_function label around each batch or forward call), or call prof.step() after each iteration"
 	}
 	return HintSteps + ", or name the span of one iteration with --step-marker REGEX"
