@@ -292,6 +292,10 @@ func factRows(f *facts.Facts) []factRow {
 			rows = append(rows, factRow{Name: name, Value: nullMark, Null: true})
 			return
 		}
+		if name == "collective_stats" && v.Kind() == reflect.Slice {
+			rows = append(rows, factRow{Name: name, Value: fmt.Sprintf("%d row(s), in the Collectives table", v.Len())})
+			return
+		}
 		rows = append(rows, factRow{Name: name, Value: fmtValue(v, unit)})
 	})
 	return rows

@@ -64,6 +64,7 @@ func (d *deriver) breakdown() {
 		d.f.ComputeKernelTimeRatio = d.ratio(overlap(kernelSet, win))
 	}
 	d.collectives()
+	d.collectiveTable(kernelSet)
 	if len(comm) > 0 && d.windowNS > 0 {
 		commW := intersect(commSet, win)
 		hidden := overlap(commW, kernelSet)

@@ -208,6 +208,11 @@ type Facts struct {
 	// layer (gloo:, nccl:, c10d:), whichever saw most. One per parameter
 	// means DDP bucketing is off or gradients are reduced by hand.
 	AllReducePerStep *float64 `json:"allreduce_per_step" expr:"allreduce_per_step"`
+	// CollectiveStats is the collectives table: per kind and process group,
+	// count, bytes, kernel time, exposed time, algorithm and bus bandwidth
+	// (NCCL tests' formulas with world_size), most time first. Nil without
+	// communication kernels.
+	CollectiveStats []CollectiveStat `json:"collective_stats" expr:"collective_stats"`
 	// AllocatorCallsPerStep counts allocator runtime calls (cudaMalloc,
 	// cudaFree, hipFree, ...) starting in W per step.
 	AllocatorCallsPerStep *float64 `json:"allocator_calls_per_step" expr:"allocator_calls_per_step"`
