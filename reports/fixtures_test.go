@@ -42,6 +42,11 @@ func gpuTraining() *engine.Result {
 		SchemaVersion: facts.SchemaVersion,
 		HasGPU:        true, HasSteps: true, HasShapes: true, HasStack: false, HasMemory: false,
 		Rank: i64(0), WorldSize: i64(8),
+		// 25 MB all-reduce at 12 GB/s bus bandwidth on 8 ranks: algbw 12 x 8/14.
+		CollectiveStats: []facts.CollectiveStat{
+			{Kind: "all_reduce", Group: "default_pg", Count: 40, Bytes: i64(40 * 25_000_000), SizedCount: 40, TimeUS: 145_833.3, ExposedUS: 60_000, AlgBWGBps: f64p(6.857), BusBWGBps: f64p(12)},
+			{Kind: "send_recv", Count: 4, TimeUS: 900, ExposedUS: 900},
+		},
 		PrimaryDevice: i64(0),
 		Device: &facts.Device{
 			ID: 0, Name: "NVIDIA H100 80GB HBM3",
@@ -403,3 +408,5 @@ func sampleTrace(name string) func() *engine.Result {
 		return r
 	}
 }
+
+func f64p(v float64) *float64 { return &v }

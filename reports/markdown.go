@@ -157,11 +157,7 @@ func mdTrace(b *strings.Builder, v traceView, lim mdLimits, many bool) {
 	if v.Rank != "" {
 		fmt.Fprintf(b, "| Rank | %s |\n", mdCell(v.Rank))
 	}
-	if v.HasSteps {
-		fmt.Fprintf(b, "| Steps | %d |\n", v.Steps)
-	} else {
-		b.WriteString("| Steps | none found (window = whole trace) |\n")
-	}
+	fmt.Fprintf(b, "| Steps | %s |\n", mdCell(v.StepsLabel))
 	fmt.Fprintf(b, "| Window | %s |\n\n", v.Window)
 	fmt.Fprintf(b, "**Verdict:** %s.\n\n", mdText(v.Verdict))
 	mdTimeline(b, v)
@@ -461,6 +457,7 @@ func mdTimeline(b *strings.Builder, v traceView) {
 // tables, each only when the facts carry it.
 func mdSeries(b *strings.Builder, v traceView, lim mdLimits) {
 	s := v.Series
+	defer mdCollectives(b, s.CollRows)
 	if len(s.StepRoles) == 0 && len(s.TopKernels) == 0 && len(s.TopOps) == 0 {
 		return
 	}
@@ -542,4 +539,17 @@ func mdMinor(b *strings.Builder, v traceView) {
 		parts[k] = fmt.Sprintf("%s (%s, %s)", mdText(f.Title), mdCode(f.Rule), f.Impact)
 	}
 	fmt.Fprintf(b, "**Minor** (under 0.5%% %s each): %s.\n\n", v.OfTime, strings.Join(parts, "; "))
+}
+
+// mdCollectives writes the collectives table (collective_stats).
+func mdCollectives(b *strings.Builder, rows []collRow) {
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("**Collectives** (communication kernels in the window; bus bandwidth by the NCCL tests' formulas)\n\n")
+	b.WriteString("| Collective | Group | Calls | Bytes | Time | Exposed | Alg. bandwidth | Bus bandwidth |\n|---|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range rows {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdCell(r.Kind), mdCell(r.Group), r.Count, mdCell(r.Bytes), r.Time, r.Exposed, r.AlgBW, r.BusBW)
+	}
+	b.WriteString("\n")
 }

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -38,6 +39,39 @@ type seriesView struct {
 	MeanStep   string      // mean step duration of Steps
 	KernelRows []kernelRow // TopKernels
 	OpRows     []opRow     // TopOps
+	CollRows   []collRow   // the collectives table (collective_stats)
+}
+
+// collRow is one row of the collectives table, formatted.
+type collRow struct {
+	Kind, Group, Count, Bytes, Time, Exposed, AlgBW, BusBW string
+}
+
+// collRows formats collective_stats: sizes from record_shapes, bandwidths
+// in GB/s, nullMark where unknown.
+func collRows(stats []facts.CollectiveStat) []collRow {
+	var out []collRow
+	gbps := func(p *float64) string {
+		if p == nil {
+			return nullMark
+		}
+		return fixed(*p, 2) + " GB/s"
+	}
+	for _, c := range stats {
+		r := collRow{Kind: c.Kind, Group: c.Group, Count: fmt.Sprint(c.Count), Bytes: nullMark,
+			Time: fmtDur(c.TimeUS), Exposed: fmtDur(c.ExposedUS), AlgBW: gbps(c.AlgBWGBps), BusBW: gbps(c.BusBWGBps)}
+		if r.Group == "" {
+			r.Group = nullMark
+		}
+		if c.Bytes != nil {
+			r.Bytes = fmtBytes(float64(*c.Bytes))
+			if c.SizedCount < c.Count {
+				r.Bytes += fmt.Sprintf(" (%d of %d sized)", c.SizedCount, c.Count)
+			}
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // shareRow is a role or idle cause formatted: its label, CSS class, time
@@ -145,6 +179,7 @@ func buildSeries(f *facts.Facts) seriesView {
 		})
 	}
 	s.TopKernels = f.TopKernels
+	s.CollRows = collRows(f.CollectiveStats)
 	for _, k := range s.TopKernels {
 		s.KernelTotalUS += nonNeg(k.TotalUS)
 	}

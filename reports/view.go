@@ -44,10 +44,13 @@ type traceView struct {
 	Rank               string // "rank 0 of 8", "" when unknown
 	Steps              int
 	HasSteps           bool
-	OfTime             string // "of step time", or "of the window" without steps
-	Window             string // "812.40 ms"
-	Verdict            string
-	Repaired           bool
+	// StepsLabel says how many steps there are and what marked them, or
+	// that there are none (and the marker --step-marker auto would use).
+	StepsLabel string
+	OfTime     string // "of step time", or "of the window" without steps
+	Window     string // "812.40 ms"
+	Verdict    string
+	Repaired   bool
 
 	GPUBusy *float64 // 0..1
 	GPUIdle *float64 // 0..1
@@ -157,6 +160,7 @@ func buildView(i int, tr *engine.TraceResult) traceView {
 		}
 		v.Steps = f.StepsCount
 		v.HasSteps = f.HasSteps
+		v.StepsLabel = stepsLabel(f)
 		v.OfTime = "of step time"
 		if !f.HasSteps {
 			v.OfTime = "of the window"
@@ -286,6 +290,10 @@ func factRows(f *facts.Facts) []factRow {
 		}
 		if null {
 			rows = append(rows, factRow{Name: name, Value: nullMark, Null: true})
+			return
+		}
+		if name == "collective_stats" && v.Kind() == reflect.Slice {
+			rows = append(rows, factRow{Name: name, Value: fmt.Sprintf("%d row(s), in the Collectives table", v.Len())})
 			return
 		}
 		rows = append(rows, factRow{Name: name, Value: fmtValue(v, unit)})
@@ -590,4 +598,33 @@ func RuleErrorLines(r *engine.Result) []string {
 		out = append(out, v.Line)
 	}
 	return out
+
+}
+
+// stepsLabel is the Steps line of a report: the count and, when they do not
+// come from ProfilerStep#N, the marker; without steps, the automatic marker
+// the trace shows.
+func stepsLabel(f *facts.Facts) string {
+	if !f.HasSteps {
+		if m := f.StepMarkerFound; m != nil {
+			return fmt.Sprintf("none found (window = whole trace); --step-marker auto would use %d span(s) of %s", m.Steps, m.Label)
+		}
+		return "none found (window = whole trace)"
+	}
+	m := f.StepMarker
+	if m == nil || m.Source == "profiler_step" {
+		return fmt.Sprint(f.StepsCount)
+	}
+	var phases []string
+	if m.PrefillSteps > 0 {
+		phases = append(phases, fmt.Sprintf("%d prefill", m.PrefillSteps))
+	}
+	if m.DecodeSteps > 0 {
+		phases = append(phases, fmt.Sprintf("%d decode", m.DecodeSteps))
+	}
+	label := fmt.Sprintf("%d, marked by %s", f.StepsCount, m.Label)
+	if len(phases) > 0 {
+		label += " (" + strings.Join(phases, ", ") + ")"
+	}
+	return label
 }

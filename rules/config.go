@@ -126,6 +126,9 @@ func parseFactsSection(n *yaml.Node) (facts.Config, error) {
 	if err := dec.Decode(&cfg); err != nil {
 		return cfg, fmt.Errorf("facts: %w", err)
 	}
+	if err := facts.CheckStepMarker(cfg.StepMarker); err != nil {
+		return cfg, fmt.Errorf("facts: step_marker: %w", err)
+	}
 	v := reflect.ValueOf(cfg)
 	for i := 0; i < v.NumField(); i++ {
 		key, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")

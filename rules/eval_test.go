@@ -142,10 +142,10 @@ func TestNotEvaluatedHints(t *testing.T) {
 	if got := hints["amp-not-used"]; !strings.Contains(got.Hint, HintCUDA) || strings.Contains(got.Hint, HintShapes) {
 		t.Errorf("amp-not-used: %+v", got)
 	}
-	if got := hints["step-time-variance"]; got.Hint != HintSteps {
+	if got := hints["step-time-variance"]; got.Hint != stepsHint(f) || !strings.Contains(got.Hint, HintSteps) || !strings.Contains(got.Hint, "--step-marker") {
 		t.Errorf("step-time-variance: %+v", got)
 	}
-	if got := hints["dataloader-bound"]; got.Hint != HintSteps {
+	if got := hints["dataloader-bound"]; got.Hint != stepsHint(f) {
 		t.Errorf("dataloader-bound: %+v", got)
 	}
 	if got := hints["host-sync-in-step"]; !strings.Contains(got.Hint, "ProfilerActivity.CUDA") || !strings.Contains(got.Hint, "prof.step()") {
@@ -159,7 +159,9 @@ func TestNotEvaluatedHints(t *testing.T) {
 }
 
 func TestHintFor(t *testing.T) {
-	gpu := &facts.Facts{HasGPU: true, HasSteps: true}
+	gpu := &facts.Facts{HasGPU: true, HasSteps: true, HasBackward: true}
+	inference := &facts.Facts{HasGPU: true}
+	found := &facts.Facts{HasGPU: true, StepMarkerFound: &facts.StepMarker{Source: "auto", Engine: "vllm", Label: "vLLM execute annotations", Steps: 2}}
 	for _, tt := range []struct {
 		missing []string
 		f       *facts.Facts
@@ -172,7 +174,10 @@ func TestHintFor(t *testing.T) {
 		{[]string{"launch_bound_kernel_ratio"}, gpu, HintLaunch},
 		{[]string{"dataloader_single_process"}, gpu, HintLoader},
 		{[]string{"world_size"}, gpu, HintDist},
-		{[]string{"kernels_per_step"}, &facts.Facts{}, HintCUDA + "; " + HintSteps},
+		{[]string{"kernels_per_step"}, &facts.Facts{}, HintCUDA + "; " + HintSteps + ", or name the span of one iteration with --step-marker REGEX"},
+		{[]string{"dataloader_time_ratio"}, inference, HintLoaderInference},
+		{[]string{"sync_per_step"}, inference, "the trace has no ProfilerStep#N: name the host span of one iteration with --step-marker REGEX (a record_function label around each batch or forward call), or call prof.step() after each iteration"},
+		{[]string{"has_steps"}, found, "the trace has no ProfilerStep#N but shows 2 iteration span(s) of vLLM execute annotations: rerun with --step-marker auto to get per-step facts"},
 	} {
 		if got := hintFor(tt.missing, tt.f); got != tt.want {
 			t.Errorf("hintFor(%v) = %q, want %q", tt.missing, got, tt.want)

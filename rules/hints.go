@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/stepdoctor/stepdoctor/engine/facts"
@@ -75,7 +77,7 @@ func hintFor(missing []string, f *facts.Facts) string {
 		case "has_gpu":
 			add(cuda)
 		case "has_steps":
-			add(HintSteps)
+			add(stepsHint(f))
 		case "has_shapes":
 			add(HintShapes)
 		case "has_stack":
@@ -93,11 +95,18 @@ func hintFor(missing []string, f *facts.Facts) string {
 		if !ok {
 			def.Name = name
 		}
+		if f.HasGPU && !f.HasBackward && f.DataloaderSingleProcess == nil && (slices.Contains(def.Needs, facts.NeedDataLoader) || name == "dataloader_time_ratio") {
+			add(HintLoaderInference) // steps would not help: there is no DataLoader
+			continue
+		}
 		for _, need := range def.Needs {
 			if h, ok := needHints[need]; ok && h.flag != nil && !h.flag(f) {
-				if h.hint == HintCUDA {
+				switch h.hint {
+				case HintCUDA:
 					add(cuda)
-				} else {
+				case HintSteps:
+					add(stepsHint(f))
+				default:
 					add(h.hint)
 				}
 				explained = true
@@ -127,6 +136,22 @@ func capabilityHint(def facts.Def) string {
 		}
 	}
 	return "the trace does not contain the events " + def.Name + " is derived from"
+}
+
+// HintLoaderInference explains a missing DataLoader on an inference trace.
+const HintLoaderInference = "no DataLoader iteration was recorded: inference and serving loops feed batches without a DataLoader, so the input-pipeline rule does not apply"
+
+// stepsHint says how to get steps into a trace that has none: the
+// automatic marker the trace shows (--step-marker auto), else a marker of
+// one's own, else prof.step() for a training loop.
+func stepsHint(f *facts.Facts) string {
+	if m := f.StepMarkerFound; m != nil {
+		return fmt.Sprintf("the trace has no ProfilerStep#N but shows %d iteration span(s) of %s: rerun with --step-marker auto to get per-step facts", m.Steps, m.Label)
+	}
+	if f.HasGPU && !f.HasBackward {
+		return "the trace has no ProfilerStep#N: name the host span of one iteration with --step-marker REGEX (a record_function label around each batch or forward call), or call prof.step() after each iteration"
+	}
+	return HintSteps + ", or name the span of one iteration with --step-marker REGEX"
 }
 
 // needsGPUEvents reports whether a fact is derived from GPU activity.

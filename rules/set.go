@@ -494,6 +494,11 @@ func (s *Set) run(ctx context.Context, in *evalInput, t target) (findings []Find
 		raws, err := e.eval.evaluate(rctx, s, e, in)
 		timedOut := rctx.Err() != nil
 		cancel()
+		if err == nil && timedOut && ctx.Err() == nil {
+			// It ran past its budget; whether the evaluator noticed depends
+			// on when it last checked, so the verdict does not.
+			err = context.DeadlineExceeded
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, nil, nil, fmt.Errorf("%s: %w", t.verb, ctx.Err())

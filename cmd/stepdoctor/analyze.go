@@ -29,6 +29,7 @@ type analyzeFlags struct {
 	ruleDirs         []string
 	script           string
 	config           string
+	stepMarker       string
 	read             readFlags
 	failOnRuleError  bool
 }
@@ -66,6 +67,7 @@ Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error;
 	c.Flags().StringArrayVar(&fl.ruleDirs, "rules", nil, "load team rules (*.rego, *.yaml) from `DIR` as well (repeatable)")
 	c.Flags().BoolVar(&fl.failOnRuleError, "fail-on-rule-error", false, ruleErrorHelp)
 	addConfigFlag(c, &fl.config)
+	addStepMarkerFlag(c, &fl.stepMarker)
 	addReadFlags(c, &fl.read)
 	c.Flags().StringVar(&fl.script, "script", "", "join the findings of the training script `FILE` (confirmed where the trace measures them)")
 	return c
@@ -97,8 +99,12 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 	if err := checkOutput(fl.out, analyzeInputs(paths, fl, cfg.file)); err != nil {
 		return err
 	}
+	fcfg, err := cfg.factsWith(fl.stepMarker)
+	if err != nil {
+		return usage(err)
+	}
 	listSkippedRules(stderr, set)
-	opts := engine.Options{Paths: paths, Rules: set, Facts: cfg.facts(), Stdin: stdin}
+	opts := engine.Options{Paths: paths, Rules: set, Facts: fcfg, Stdin: stdin}
 	done := fl.read.watch(&opts, stderr)
 	res, err := engine.Analyze(ctx, opts)
 	done()
@@ -145,7 +151,7 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 		return &exitError{2, fmt.Errorf("write report: %w", err)}
 	}
 	if fl.baseline != "" {
-		if err := checkBaseline(ctx, fl, engine.Options{Paths: []string{fl.baseline}, Rules: set, Facts: cfg.facts(), Stdin: stdin}, res, stderr); err != nil {
+		if err := checkBaseline(ctx, fl, engine.Options{Paths: []string{fl.baseline}, Rules: set, Facts: fcfg, Stdin: stdin}, res, stderr); err != nil {
 			return err
 		}
 	}

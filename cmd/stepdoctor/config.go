@@ -62,6 +62,30 @@ func ruleFailure(asked bool, failed []string) error {
 // facts returns the fact thresholds: the facts: section over the defaults.
 func (c teamConfig) facts() facts.Config { return c.file.FactsConfig() }
 
+// stepMarkerHelp is the --step-marker flag's help, the same for analyze,
+// facts and diff.
+const stepMarkerHelp = "mark the steps of a trace without ProfilerStep#N: `REGEX` names the host span of one iteration " +
+	"(record_function label, operator or python_function frame), auto picks the engine's own spans (vLLM execute, SGLang step[...], HF generate); " +
+	"overrides the facts: step_marker key"
+
+// addStepMarkerFlag adds --step-marker to a subcommand.
+func addStepMarkerFlag(c *cobra.Command, marker *string) {
+	c.Flags().StringVar(marker, "step-marker", "", stepMarkerHelp)
+}
+
+// factsWith returns the fact thresholds with --step-marker applied over
+// the configuration's step_marker, refusing an invalid expression.
+func (c teamConfig) factsWith(marker string) (facts.Config, error) {
+	fc := c.facts()
+	if marker != "" {
+		fc.StepMarker = marker
+	}
+	if err := facts.CheckStepMarker(fc.StepMarker); err != nil {
+		return fc, fmt.Errorf("--step-marker: %w", err)
+	}
+	return fc, nil
+}
+
 // loadRules loads the configuration at configPath (or ./.stepdoctor.yaml)
 // and the rules it configures.
 func loadRules(configPath string, dirs []string) (*rules.Set, teamConfig, error) {

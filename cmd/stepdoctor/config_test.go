@@ -4,10 +4,13 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stepdoctor/stepdoctor/engine/trace/tracetest"
 )
 
 // TestEverySubcommandReadsConfig: analyze, facts, diff and lint read the
@@ -62,5 +65,47 @@ func TestEverySubcommandReadsConfig(t *testing.T) {
 		if code, _, stderr := runCLI(t, args...); code != 2 || !strings.Contains(stderr, "examples: want a positive number") {
 			t.Errorf("%v with a bad ./.stepdoctor.yaml: exit %d %s", args, code, stderr)
 		}
+	}
+}
+
+// TestStepMarkerFlag: --step-marker reaches the facts of analyze and facts
+// (auto marks the SGLang-style spans of a project-made trace), the yaml key
+// does the same, and an invalid expression is a usage error (exit 2).
+func TestStepMarkerFlag(t *testing.T) {
+	dir := t.TempDir()
+	b := tracetest.New()
+	for k, s := range []float64{0, 200, 400} {
+		b.X("user_annotation", "step[DECODE bs=8]", s, 100)
+		b.Launch(s+10, 5, fmt.Sprintf("k%d", k), s+20, 50)
+	}
+	tr := filepath.Join(dir, "serve.json")
+	if err := os.WriteFile(tr, b.JSON(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"facts", "--step-marker", "auto", tr}, {"facts", "--step-marker", `^step\[`, tr}} {
+		code, out, errOut := runCLI(t, args...)
+		if code != 0 || !strings.Contains(out, `"steps_count":3`) {
+			t.Errorf("%v: exit %d, stderr %s, steps_count not 3 in %.200s", args, code, errOut, out)
+		}
+	}
+	code, out, _ := runCLI(t, "facts", tr)
+	if code != 0 || !strings.Contains(out, `"steps_count":0`) || !strings.Contains(out, `"engine":"sglang"`) {
+		t.Errorf("default: exit %d, want no steps and the marker found: %.300s", code, out)
+	}
+	cfg := filepath.Join(dir, "cfg.yaml")
+	if err := os.WriteFile(cfg, []byte("facts: {step_marker: auto}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := runCLI(t, "facts", "--config", cfg, tr); code != 0 || !strings.Contains(out, `"steps_count":3`) {
+		t.Errorf("yaml step_marker: exit %d", code)
+	}
+	if code, _, errOut := runCLI(t, "analyze", "--step-marker", "step[(", tr); code != 2 || !strings.Contains(errOut, "--step-marker") {
+		t.Errorf("invalid --step-marker: exit %d, stderr %q", code, errOut)
+	}
+	if err := os.WriteFile(cfg, []byte("facts: {step_marker: \"(\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, _ := runCLI(t, "facts", "--config", cfg, tr); code != 2 {
+		t.Errorf("invalid yaml step_marker: exit %d, want 2", code)
 	}
 }

@@ -14,7 +14,7 @@ import (
 )
 
 func diffCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
-	var out, format, config string
+	var out, format, config, stepMarker string
 	var rf readFlags
 	c := &cobra.Command{
 		Use:   "diff BEFORE AFTER",
@@ -33,7 +33,11 @@ unchanged. Output as for analyze: terminal by default, -o FILE (` + reports.Exte
 			if err != nil {
 				return &exitError{2, err}
 			}
-			opts := engine.Options{Rules: set, Facts: cfg.facts(), Stdin: stdin}
+			fcfg, err := cfg.factsWith(stepMarker)
+			if err != nil {
+				return &exitError{2, err}
+			}
+			opts := engine.Options{Rules: set, Facts: fcfg, Stdin: stdin}
 			done := rf.watch(&opts, stderr)
 			d, err := diffPaths(cmd.Context(), args[0], args[1], opts)
 			done()
@@ -61,6 +65,7 @@ unchanged. Output as for analyze: terminal by default, -o FILE (` + reports.Exte
 	}
 	c.Flags().StringVarP(&out, "output", "o", "", "write the comparison to `FILE` (format from the extension: "+reports.ExtensionNames(reports.ForDiff)+")")
 	addConfigFlag(c, &config)
+	addStepMarkerFlag(c, &stepMarker)
 	addReadFlags(c, &rf)
 	c.Flags().StringVar(&format, "format", "", reports.FormatNames(reports.ForDiff)+" (overrides the -o extension)")
 	return c

@@ -13,8 +13,9 @@ import (
 
 func factsCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	var (
-		list   bool
-		config string
+		list       bool
+		config     string
+		stepMarker string
 	)
 	c := &cobra.Command{
 		Use:   "facts PATH...",
@@ -35,7 +36,11 @@ separate jobs and merged later. --list prints the catalogue (docs/FACTS.md).`,
 			if err != nil {
 				return &exitError{2, err}
 			}
-			res, err := engine.Analyze(cmd.Context(), engine.Options{Paths: args, Stdin: stdin, FactsOnly: true, Facts: cfg.facts()})
+			fcfg, err := cfg.factsWith(stepMarker)
+			if err != nil {
+				return &exitError{2, err}
+			}
+			res, err := engine.Analyze(cmd.Context(), engine.Options{Paths: args, Stdin: stdin, FactsOnly: true, Facts: fcfg})
 			if err != nil {
 				return &exitError{2, err}
 			}
@@ -55,6 +60,7 @@ separate jobs and merged later. --list prints the catalogue (docs/FACTS.md).`,
 		},
 	}
 	addConfigFlag(c, &config)
+	addStepMarkerFlag(c, &stepMarker)
 	c.Flags().BoolVar(&list, "list", false, "print the fact catalogue: name, unit, definition, source, needs")
 	return c
 }

@@ -57,11 +57,14 @@ func (d *deriver) breakdown() {
 	roleSets := []ivset{kernelSet, unionOf(memcpy), unionOf(memset), unite(commSet, unionOf(commCPU)), unionOf(runtimeIv), unionOf(dl), unionOf(cpuOp)}
 	if d.f.HasSteps {
 		d.steps2(win, roleSets)
+	} else if d.windowNS > 0 {
+		d.windowBreakdown(win, roleSets)
 	}
 	if d.hasGPU && d.windowNS > 0 {
 		d.f.ComputeKernelTimeRatio = d.ratio(overlap(kernelSet, win))
 	}
 	d.collectives()
+	d.collectiveTable(kernelSet)
 	if len(comm) > 0 && d.windowNS > 0 {
 		commW := intersect(commSet, win)
 		hidden := overlap(commW, kernelSet)
@@ -110,12 +113,34 @@ func (d *deriver) steps2(win ivset, roleSets []ivset) {
 		if k < len(steps) {
 			b.Name, b.OffsetUS = steps[k].Name, steps[k].OffsetUS
 		}
+		if k < len(d.stepPhase) {
+			b.Phase = d.stepPhase[k]
+		}
 		for r, n := range perStep[k] {
 			b.RolesUS[Roles[r]] = float64(n) / 1e3
 		}
 		d.f.Steps = append(d.f.Steps, b)
 	}
 	d.slowStepExcess(perStep)
+	d.setBreakdownRatios(totals)
+}
+
+// windowBreakdown fills the step_*_ratio facts of a trace without steps:
+// the roles of the step breakdown over the whole window W, so the rules
+// that read the breakdown run on inference and benchmark traces too.
+func (d *deriver) windowBreakdown(win ivset, roleSets []ivset) {
+	totals := make([]int64, len(Roles))
+	other := len(Roles) - 1
+	partition(win, roleSets, func(owner int, s, e int64) {
+		if owner < 0 {
+			owner = other
+		}
+		totals[owner] += e - s
+	})
+	d.setBreakdownRatios(totals)
+}
+
+func (d *deriver) setBreakdownRatios(totals []int64) {
 	out := []**float64{&d.f.StepKernelRatio, &d.f.StepMemcpyRatio, &d.f.StepMemsetRatio, &d.f.StepCommunicationRatio,
 		&d.f.StepRuntimeRatio, &d.f.StepDataloaderRatio, &d.f.StepCPUOpRatio, &d.f.StepOtherRatio}
 	for r, p := range out {

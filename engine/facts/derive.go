@@ -26,6 +26,12 @@ type Config struct {
 	// long after its launch call returned is launch latency, not a
 	// dependency wait (ns).
 	QueuedLatencyNS int64 `yaml:"queued_latency_ns"`
+	// StepMarker marks the steps of a trace without ProfilerStep#N: "" for
+	// none (the whole trace is one window), "auto" for the first of
+	// AutoMarkers the trace shows, else a regular expression naming the
+	// host span (record_function label, operator, python_function frame)
+	// of one iteration. The default is "".
+	StepMarker string `yaml:"step_marker"`
 }
 
 // DefaultConfig returns docs/ARCHITECTURE.md's thresholds, and 50 us of launch latency
@@ -97,7 +103,8 @@ type deriver struct {
 	copyByCorr  map[int64]int // correlation -> GPU copy (see copyOf)
 	topChains   []topChain    // the longest elementwise chains (see keepChain)
 	syncSet     ivset         // union of the outermost host syncs (see syncUnion)
-	stepIdx     []int         // the ProfilerStep#N events, in start order (set by steps)
+	stepIdx     []int         // the ProfilerStep#N (or marker) events, in start order (set by steps)
+	stepPhase   []string      // per step, the phase its marker names (prefill, decode, mixed) or ""; nil for ProfilerStep
 }
 
 // Derive computes every fact of one trace. It never fails: a fact the trace
@@ -284,13 +291,20 @@ func (d *deriver) steps() {
 			steps = append(steps, i)
 		}
 	}
+	var phases []string
+	if len(steps) > 0 {
+		d.f.StepMarker = &StepMarker{Source: "profiler_step", Pattern: `^ProfilerStep#\d+$`, Label: "ProfilerStep#N", Steps: len(steps)}
+		slices.SortFunc(steps, func(a, b int) int {
+			return cmp.Or(cmp.Compare(evs[a].TS, evs[b].TS), cmp.Compare(evs[a].Index, evs[b].Index))
+		})
+	} else {
+		steps, phases = d.markerSteps() // outermost spans, in start order
+	}
 	if len(steps) == 0 {
 		d.noStepWindow()
 		return
 	}
-	slices.SortFunc(steps, func(a, b int) int {
-		return cmp.Or(cmp.Compare(evs[a].TS, evs[b].TS), cmp.Compare(evs[a].Index, evs[b].Index))
-	})
+	d.stepPhase = phases
 	d.stepIdx = steps
 	starts := make([]int64, len(steps))
 	ends := make([]int64, len(steps))

@@ -40,7 +40,7 @@ type Facts struct {
 
 	// Capability flags: what the trace can tell at all.
 	HasGPU    bool `json:"has_gpu" expr:"has_gpu"`       // any kernel, memcpy or memset event
-	HasSteps  bool `json:"has_steps" expr:"has_steps"`   // any ProfilerStep#N span
+	HasSteps  bool `json:"has_steps" expr:"has_steps"`   // steps: ProfilerStep#N spans, else the --step-marker spans
 	HasShapes bool `json:"has_shapes" expr:"has_shapes"` // record_shapes=True (Input Dims args)
 	HasStack  bool `json:"has_stack" expr:"has_stack"`   // with_stack=True (Call stack args, python_function events)
 	HasMemory bool `json:"has_memory" expr:"has_memory"` // profile_memory=True ([memory] events)
@@ -64,6 +64,12 @@ type Facts struct {
 	// triton_ kernels or compiled-region events (CompiledFunction,
 	// Torch-Compiled Region, TorchDynamo Cache Lookup).
 	TorchCompiled bool `json:"torch_compiled" expr:"torch_compiled"`
+
+	// StepMarker says what marked the steps (nil: no steps, W is the whole
+	// trace). StepMarkerFound is, for a trace without steps, the automatic
+	// marker (AutoMarkers) that --step-marker auto would use.
+	StepMarker      *StepMarker `json:"step_marker" expr:"step_marker"`
+	StepMarkerFound *StepMarker `json:"step_marker_found" expr:"step_marker_found"`
 
 	// Steps and the analysis window W.
 	StepsCount int        `json:"steps_count" expr:"steps_count"`
@@ -202,6 +208,11 @@ type Facts struct {
 	// layer (gloo:, nccl:, c10d:), whichever saw most. One per parameter
 	// means DDP bucketing is off or gradients are reduced by hand.
 	AllReducePerStep *float64 `json:"allreduce_per_step" expr:"allreduce_per_step"`
+	// CollectiveStats is the collectives table: per kind and process group,
+	// count, bytes, kernel time, exposed time, algorithm and bus bandwidth
+	// (NCCL tests' formulas with world_size), most time first. Nil without
+	// communication kernels.
+	CollectiveStats []CollectiveStat `json:"collective_stats" expr:"collective_stats"`
 	// AllocatorCallsPerStep counts allocator runtime calls (cudaMalloc,
 	// cudaFree, hipFree, ...) starting in W per step.
 	AllocatorCallsPerStep *float64 `json:"allocator_calls_per_step" expr:"allocator_calls_per_step"`
@@ -371,6 +382,9 @@ type StepBreakdown struct {
 	OffsetUS float64            `json:"offset_us"` // start minus the window start
 	DurUS    float64            `json:"dur_us"`
 	RolesUS  map[string]float64 `json:"roles_us"` // keys from Roles
+	// Phase is the inference phase the step's marker names: "prefill",
+	// "decode" or "mixed"; "" when it names none (ProfilerStep#N).
+	Phase string `json:"phase,omitempty"`
 }
 
 // TimelineSpan is one piece of the primary GPU's timeline over the window:
