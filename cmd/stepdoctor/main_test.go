@@ -47,15 +47,16 @@ func TestAnalyzeSharedTraces(t *testing.T) {
 			var doc struct {
 				Traces []struct {
 					Facts    map[string]any `json:"facts"`
-					Findings []struct {
-						Rule string `json:"rule"`
-					} `json:"findings"`
+					Findings []traceFinding `json:"findings"`
 				} `json:"traces"`
 			}
 			if err := json.Unmarshal([]byte(stdout), &doc); err != nil || len(doc.Traces) != 1 {
 				t.Fatalf("decode JSON report: %v (%d traces)", err, len(doc.Traces))
 			}
 			factstest.Compare(t, want, doc.Traces[0].Facts)
+			// Impacts within the window, idle claims within the idle time,
+			// severity following the rank: on every shared trace.
+			checkInvariants(t, name, doc.Traces[0].Facts, doc.Traces[0].Findings)
 			for _, ext := range []string{".md", ".html"} {
 				dst := filepath.Join(out, filepath.Base(filepath.Dir(name))+"-"+string(rune('a'+i))+ext)
 				if code, _, stderr := runCLI(t, "analyze", "-o", dst, path); code != 0 {
