@@ -361,7 +361,7 @@ func (d *deriver) chargeHost(host map[thread][]gapPiece, charge func(cause, ev i
 		slices.SortFunc(pieces, func(a, b gapPiece) int { return cmp.Compare(a.s, b.s) })
 		base := make(ivset, 0, len(pieces))
 		for _, p := range pieces {
-			base = mergeNext(base, interval{p.s, p.e})
+			base = mergeNext(base, interval(p))
 		}
 		bases[k] = base
 	}
@@ -378,8 +378,8 @@ func (d *deriver) chargeHost(host map[thread][]gapPiece, charge func(cause, ev i
 	// event is out of both orders. With pieces sorted and disjoint, [s, e)
 	// overlaps one iff the last piece starting before e ends after s.
 	type cur struct {
-		j            int // pieces starting before the previous end
-		prevS, prevE int64
+		j     int   // pieces starting before prevE
+		prevE int64 // the previous event's end
 	}
 	cursors := make([]cur, len(threads))
 	overlaps := func(k int, s, e int64) bool {

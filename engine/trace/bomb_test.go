@@ -41,13 +41,13 @@ func bombGzip(t *testing.T, prefix string, fill byte, n int, suffix string) []by
 
 // parseAlloc parses src and returns the trace, the error and the bytes
 // allocated meanwhile.
-func parseAlloc(src []byte) (*Trace, error, uint64) {
+func parseAlloc(src []byte) (*Trace, uint64, error) {
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	tr, err := Parse(bytes.NewReader(src), "bomb.json.gz")
 	runtime.ReadMemStats(&after)
-	return tr, err, after.TotalAlloc - before.TotalAlloc
+	return tr, after.TotalAlloc - before.TotalAlloc, err
 }
 
 const bombHead = `{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":10,"dur":5,"args":{"device":0,"stream":7,"correlation":3}},`
@@ -56,7 +56,7 @@ const bombHead = `{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"t
 // is skipped without being held (the window does not grow to its size).
 func TestHugeUnreadStringIsSkipped(t *testing.T) {
 	src := bombGzip(t, bombHead+`{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":0,"tid":1,"ts":1,"dur":2,"args":{"Input Strides":"`, 'a', bombSize, `","x":1}}]}`)
-	tr, err, alloc := parseAlloc(src)
+	tr, alloc, err := parseAlloc(src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestHugeNameIsCut(t *testing.T) {
 		}
 		head := bombHead + `{"ph":"X","cat":"cpu_op","pid":0,"tid":1,"ts":1,"dur":2,"name":"` + strings.Repeat(fillStr, 10)
 		src := bombGzip(t, head, fill, bombSize, `","args":{}}]}`)
-		tr, err, alloc := parseAlloc(src)
+		tr, alloc, err := parseAlloc(src)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +107,7 @@ func TestHugeNameIsCut(t *testing.T) {
 func TestHugeNumberOrWordIsAnError(t *testing.T) {
 	for _, fill := range []byte{'1', 't'} {
 		src := bombGzip(t, bombHead+`{"ph":"X","cat":"cpu_op","name":"x","pid":0,"tid":1,"ts":1,"dur":2,"args":{"v":`, fill, bombSize, `}}]}`)
-		_, err, alloc := parseAlloc(src)
+		_, alloc, err := parseAlloc(src)
 		if err == nil || !strings.Contains(err.Error(), "bomb.json.gz") || !strings.Contains(err.Error(), "byte ") {
 			t.Errorf("%q: got %v, want a syntax error naming the file and offset", fill, err)
 		}

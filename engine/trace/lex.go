@@ -278,15 +278,11 @@ func (l *lexer) skipStrRest(carry int) error {
 	}
 }
 
-// closeQuote finds the quote that ends the string starting at l.pos,
-// refilling the window as needed (the string stays contiguous). It returns
-// the string's window bounds [start, q) and leaves l.pos after the quote.
-func (l *lexer) closeQuote() (start, q int, err error) {
-	return l.closeQuoteMax(-1)
-}
-
-// closeQuoteMax is closeQuote that stops keeping the string once more than
-// limit bytes of it are in the window (limit < 0: no limit): then q is -1,
+// closeQuoteMax finds the quote that ends the string starting at l.pos,
+// refilling the window as needed (the string stays contiguous), and returns
+// the string's window bounds [start, q), leaving l.pos after the quote. It
+// stops keeping the string once more than limit bytes of it are in the
+// window (limit < 0: no limit): then q is -1,
 // the window holds the string's first bytes from start, and l.pos is not
 // past it.
 func (l *lexer) closeQuoteMax(limit int) (start, q int, err error) {
