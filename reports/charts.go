@@ -325,3 +325,84 @@ func fmtAxis(us float64) string {
 	}
 	return fmtDur(us)
 }
+
+// rooflineChart plots the modelled ops (achieved FLOP/s against
+// arithmetic intensity, log-log) under the device's roofline:
+// min(peak FLOP/s, intensity x memory bandwidth). Nil without ops or a
+// known device.
+func rooflineChart(idx int, s seriesView) *svgChart {
+	if len(s.RooflineOps) == 0 || s.RoofFLOPS <= 0 || s.RoofBW <= 0 {
+		return nil
+	}
+	const (
+		w, h                     = 640.0, 320.0
+		left, right, top, bottom = 64.0, 16.0, 12.0, 36.0
+	)
+	ridge := s.RoofFLOPS / s.RoofBW
+	xlo, xhi := ridge, ridge
+	ylo, yhi := s.RoofFLOPS, s.RoofFLOPS
+	for _, op := range s.RooflineOps {
+		xlo, xhi = math.Min(xlo, op.Intensity), math.Max(xhi, op.Intensity)
+		ylo, yhi = math.Min(ylo, op.FLOPSPerS), math.Max(yhi, op.FLOPSPerS)
+	}
+	xlo, xhi = math.Pow(10, math.Floor(math.Log10(xlo))), math.Pow(10, math.Ceil(math.Log10(xhi*1.01)))
+	ylo, yhi = math.Pow(10, math.Floor(math.Log10(ylo))), math.Pow(10, math.Ceil(math.Log10(yhi*1.01)))
+	px := func(x float64) float64 {
+		return left + (math.Log10(x)-math.Log10(xlo))/(math.Log10(xhi)-math.Log10(xlo))*(w-left-right)
+	}
+	py := func(y float64) float64 {
+		return h - bottom - (math.Log10(y)-math.Log10(ylo))/(math.Log10(yhi)-math.Log10(ylo))*(h-top-bottom)
+	}
+	c := &svgChart{
+		ID: fmt.Sprintf("roofline-%d", idx), Title: "Roofline: achieved FLOP/s of the modelled ops",
+		W: num(w), H: num(h), Class: "roofline",
+	}
+	// The roof: the bandwidth slope up to the ridge point, then the peak.
+	x0 := math.Max(xlo, ylo/s.RoofBW)
+	c.Lines = append(c.Lines,
+		svgLine{X1: num(px(x0)), Y1: num(py(x0 * s.RoofBW)), X2: num(px(ridge)), Y2: num(py(s.RoofFLOPS))},
+		svgLine{X1: num(px(ridge)), Y1: num(py(s.RoofFLOPS)), X2: num(px(xhi)), Y2: num(py(s.RoofFLOPS))},
+		svgLine{X1: num(left), Y1: num(h - bottom), X2: num(w - right), Y2: num(h - bottom)},
+		svgLine{X1: num(left), Y1: num(top), X2: num(left), Y2: num(h - bottom)},
+	)
+	for x := xlo; x <= xhi*1.0001; x *= 10 {
+		c.Texts = append(c.Texts, svgText{X: num(px(x)), Y: num(h - bottom + 16), Anchor: "middle", Class: "axis", Text: fmtSI(x, "")})
+	}
+	for y := ylo; y <= yhi*1.0001; y *= 10 {
+		c.Texts = append(c.Texts, svgText{X: num(left - 6), Y: num(py(y) + 4), Anchor: "end", Class: "axis", Text: fmtSI(y, "")})
+	}
+	c.Texts = append(c.Texts,
+		svgText{X: num((left + w - right) / 2), Y: num(h - 4), Anchor: "middle", Class: "axis", Text: "arithmetic intensity (FLOP per byte)"},
+		svgText{X: num(w - right), Y: num(py(s.RoofFLOPS) - 6), Anchor: "end", Class: "axis", Text: fmtSI(s.RoofFLOPS, "FLOP/s") + " peak"},
+	)
+	var parts []string
+	for i, op := range s.RooflineOps {
+		const side = 8.0
+		tip := fmt.Sprintf("%s %s %s: %s at %s FLOP/B", clean(op.Name), shorten(clean(op.Shapes), 80), clean(op.DType), fmtSI(op.FLOPSPerS, "FLOP/s"), fixed(op.Intensity, 1))
+		if op.PeakRatio != nil {
+			tip += fmt.Sprintf(" (%s of the %s peak)", fmtPct(*op.PeakRatio), clean(op.PeakDType))
+		}
+		c.Rects = append(c.Rects, svgRect{X: num(px(op.Intensity) - side/2), Y: num(py(op.FLOPSPerS) - side/2), W: num(side), H: num(side), Class: "r-kernel", Tip: tip})
+		if i < 3 {
+			parts = append(parts, tip)
+		}
+	}
+	c.Desc = fmt.Sprintf("Each square is one modelled operator shape (%d), at its achieved FLOP/s against its arithmetic intensity, under the roofline of %s (peak %s, memory %s). Top by kernel time: %s.",
+		len(s.RooflineOps), clean(s.RoofName), fmtSI(s.RoofFLOPS, "FLOP/s"), fmtSI(s.RoofBW, "B/s"), strings.Join(parts, "; "))
+	return c
+}
+
+// fmtSI formats x with an SI prefix (k, M, G, T, P) and unit.
+func fmtSI(x float64, unit string) string {
+	prefixes := []string{"", "k", "M", "G", "T", "P", "E"}
+	i := 0
+	for x >= 1000 && i < len(prefixes)-1 {
+		x /= 1000
+		i++
+	}
+	v := strconv.FormatFloat(x, 'g', 3, 64)
+	if unit == "" {
+		return v + prefixes[i]
+	}
+	return v + " " + prefixes[i] + unit
+}

@@ -63,6 +63,7 @@ type htmlTrace struct {
 	BreakdownChart *svgChart
 	KernelChart    *svgChart
 	OpChart        *svgChart
+	RooflineChart  *svgChart
 	StepRows       []stepRow // the breakdown chart's text alternative
 }
 
@@ -161,6 +162,7 @@ func HTML(w io.Writer, r *engine.Result) error {
 		}
 		ht.KernelChart = kernelChart(v.Index, v.Series)
 		ht.OpChart = opChart(v.Index, v.Series)
+		ht.RooflineChart = rooflineChart(v.Index, v.Series)
 		page.Traces = append(page.Traces, ht)
 	}
 	var buf bytes.Buffer

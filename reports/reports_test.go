@@ -620,8 +620,8 @@ func TestHTMLSelfContained(t *testing.T) {
 		}
 	}
 	gpu := string(render(t, HTML, gpuTraining()))
-	if n := strings.Count(gpu, "<svg "); n != 5 {
-		t.Errorf("GPU trace has %d charts, want timeline, step time, breakdown, kernels and ops", n)
+	if n := strings.Count(gpu, "<svg "); n != 6 {
+		t.Errorf("GPU trace has %d charts, want timeline, step time, breakdown, kernels, roofline and ops", n)
 	}
 	if cpu := string(render(t, HTML, cpuOnly())); strings.Contains(cpu, "<svg ") {
 		t.Error("CPU-only trace without steps should have no charts")

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -24,6 +25,13 @@ type seriesView struct {
 	windowW    float64     // |W| (WindowUS is the timeline extent, which may reach past it)
 	busyShare  float64     // gpu_busy_ratio: the busy share of W, never of the timeline extent
 	IdleCauses []roleTotal // idle causes with time, largest first
+
+	// Roofline: the modelled ops with FLOPs and the device's roof (peak
+	// FLOP/s of the top op's dtype, memory bandwidth); Roof 0 without a
+	// known device.
+	RooflineOps       []facts.RooflineOp
+	RoofFLOPS, RoofBW float64
+	RoofName          string
 
 	TopKernels     []facts.KernelStat
 	KernelTotalUS  float64        // sum over TopKernels
@@ -122,6 +130,24 @@ type roleTotal struct {
 
 // buildSeries extracts the chart data from f; nil f gives an empty view.
 func buildSeries(f *facts.Facts) seriesView {
+	s := buildSeriesCore(f)
+	for _, op := range f.RooflineOps {
+		if op.FLOPs > 0 && op.Intensity > 0 && op.FLOPSPerS > 0 && finite(op.Intensity) && finite(op.FLOPSPerS) {
+			s.RooflineOps = append(s.RooflineOps, op)
+		}
+	}
+	if p := f.DevicePeak; p != nil && len(s.RooflineOps) > 0 && p.MemBandwidth > 0 {
+		s.RoofFLOPS, s.RoofBW, s.RoofName = s.RooflineOps[0].PeakFLOPSPerS, p.MemBandwidth, p.Name
+		if s.RoofFLOPS <= 0 {
+			s.RoofFLOPS = p.BF16FLOPS
+		}
+	}
+	return s
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+func buildSeriesCore(f *facts.Facts) seriesView {
 	var s seriesView
 	if f == nil {
 		return s

@@ -67,7 +67,7 @@ func TestSeriesSectionsOmittedWhenEmpty(t *testing.T) {
 	}
 	r := gpuTraining()
 	f := r.Traces[0].Facts
-	f.Timeline, f.Steps, f.TopKernels, f.TopOps = nil, nil, nil, nil
+	f.Timeline, f.Steps, f.TopKernels, f.TopOps, f.RooflineOps = nil, nil, nil, nil, nil
 	h := string(render(t, HTML, r))
 	md := string(render(t, Markdown, r))
 	if strings.Contains(h, "Where the time goes") || strings.Contains(md, "Where the time goes") {

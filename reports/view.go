@@ -296,6 +296,16 @@ func factRows(f *facts.Facts) []factRow {
 			rows = append(rows, factRow{Name: name, Value: fmt.Sprintf("%d row(s), in the Collectives table", v.Len())})
 			return
 		}
+		// Lists and maps of records (culprits, roofline ops, host
+		// collectives) do not fit a cell: the JSON report has them whole.
+		if unit == string(facts.UnitObject) && (v.Kind() == reflect.Slice || v.Kind() == reflect.Map) {
+			val := fmt.Sprintf("%d entries, in the JSON report", v.Len())
+			if v.Len() == 0 {
+				val = "none"
+			}
+			rows = append(rows, factRow{Name: name, Value: val})
+			return
+		}
 		rows = append(rows, factRow{Name: name, Value: fmtValue(v, unit)})
 	})
 	return rows
