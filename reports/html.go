@@ -64,6 +64,9 @@ type htmlTrace struct {
 	KernelChart    *svgChart
 	OpChart        *svgChart
 	RooflineChart  *svgChart
+	// FactRows are the facts the page lists: all of them for one trace;
+	// none with several (the JSON report and each rank alone have them).
+	FactRows []factRow
 	StepRows       []stepRow // the breakdown chart's text alternative
 }
 
@@ -160,9 +163,26 @@ func HTML(w io.Writer, r *engine.Result) error {
 		if ht.BreakdownChart != nil {
 			ht.StepRows = v.Series.StepRows
 		}
-		ht.KernelChart = kernelChart(v.Index, v.Series)
-		ht.OpChart = opChart(v.Index, v.Series)
-		ht.RooflineChart = rooflineChart(v.Index, v.Series)
+		ht.FactRows = v.Facts
+		if page.Many {
+			// One section per rank: keep each readable and the page small.
+			// The kernel and operator tables show what their bar charts
+			// would, and the JSON report has every fact and row.
+			ht.Series.KernelRows = ht.Series.KernelRows[:min(len(ht.Series.KernelRows), manyTopRows)]
+			ht.Series.OpRows = ht.Series.OpRows[:min(len(ht.Series.OpRows), manyTopRows)]
+			ht.FactRows = nil // per-rank facts: the JSON report, or this rank analyzed alone
+			if len(v.Series.Steps) < 2 { // one bar: the role table says the same
+				ht.BreakdownChart = nil
+			}
+			for k := range ht.Findings {
+				f := &ht.Findings[k]
+				f.Examples = f.Examples[:min(len(f.Examples), manyExamples)]
+			}
+		} else {
+			ht.KernelChart = kernelChart(v.Index, v.Series)
+			ht.OpChart = opChart(v.Index, v.Series)
+			ht.RooflineChart = rooflineChart(v.Index, v.Series)
+		}
 		page.Traces = append(page.Traces, ht)
 	}
 	var buf bytes.Buffer
@@ -256,3 +276,11 @@ func clamp01(x float64) float64 {
 	}
 	return x
 }
+
+// manyTopRows caps the kernel and operator tables of each trace on a page
+// of several traces.
+const manyTopRows = 5
+
+// manyExamples caps the example events of each finding on a page of
+// several traces.
+const manyExamples = 3

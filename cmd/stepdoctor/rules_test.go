@@ -443,3 +443,24 @@ references: [https://pytorch.org/docs/stable/profiler.html]
 		t.Errorf("stderr warnings %q: want one line naming the trace, the rule and the budget", warned)
 	}
 }
+
+// TestManyRanksHTMLSize: the 8-rank DLRM report stays under 400 KB (per
+// rank: its findings, breakdown, top kernels and operators; every fact is
+// in the JSON report).
+func TestManyRanksHTMLSize(t *testing.T) {
+	dir := filepath.Join(factstest.SharedTraces(t), "param", "dlrm_kineto")
+	out := filepath.Join(t.TempDir(), "ranks.html")
+	if code, _, stderr := runCLI(t, "analyze", "-q", "-o", out, dir); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) >= 400_000 {
+		t.Errorf("8-rank HTML is %d bytes, want under 400 KB", len(b))
+	}
+	if s := string(b); !strings.Contains(s, "straggler") || strings.Count(s, "<th>Kernel</th>") != 8 {
+		t.Errorf("8-rank HTML lost the straggler mark or a rank's kernel table")
+	}
+}
