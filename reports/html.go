@@ -67,7 +67,7 @@ type htmlTrace struct {
 	// FactRows are the facts the page lists: all of them for one trace;
 	// none with several (the JSON report and each rank alone have them).
 	FactRows []factRow
-	StepRows       []stepRow // the breakdown chart's text alternative
+	StepRows []stepRow // the breakdown chart's text alternative
 }
 
 type htmlFinding struct {
@@ -170,7 +170,7 @@ func HTML(w io.Writer, r *engine.Result) error {
 			// would, and the JSON report has every fact and row.
 			ht.Series.KernelRows = ht.Series.KernelRows[:min(len(ht.Series.KernelRows), manyTopRows)]
 			ht.Series.OpRows = ht.Series.OpRows[:min(len(ht.Series.OpRows), manyTopRows)]
-			ht.FactRows = nil // per-rank facts: the JSON report, or this rank analyzed alone
+			ht.FactRows = nil            // per-rank facts: the JSON report, or this rank analyzed alone
 			if len(v.Series.Steps) < 2 { // one bar: the role table says the same
 				ht.BreakdownChart = nil
 			}
