@@ -449,16 +449,20 @@ type CauseRatio struct {
 // GPU idle breakdown. It is the
 // one place that pairs a cause's name with its fact.
 func (f *Facts) IdleCauseRatios() []CauseRatio {
-	ptrs := []*float64{f.GPUIdleQueuedRatio, f.GPUIdleLaunchRatio, f.GPUIdleSyncRatio, f.GPUIdleDataloaderRatio,
-		f.GPUIdleWarmupRatio, f.GPUIdleRuntimeRatio, f.GPUIdleOptimizerRatio, f.GPUIdleCPUOpRatio,
-		f.GPUIdlePythonRatio, f.GPUIdleUntracedRatio}
 	var out []CauseRatio
-	for k, p := range ptrs {
-		if p != nil { // a facts file of an older schema lacks the newer causes
-			out = append(out, CauseRatio{IdleCauses[k], *p})
+	for k, p := range f.idleCauseFields() {
+		if *p != nil { // a facts file of an older schema lacks the newer causes
+			out = append(out, CauseRatio{IdleCauses[k], **p})
 		}
 	}
 	return out
+}
+
+// idleCauseFields are the gpu_idle_*_ratio fields in IdleCauses order.
+func (f *Facts) idleCauseFields() []**float64 {
+	return []**float64{&f.GPUIdleQueuedRatio, &f.GPUIdleLaunchRatio, &f.GPUIdleSyncRatio, &f.GPUIdleDataloaderRatio,
+		&f.GPUIdleWarmupRatio, &f.GPUIdleRuntimeRatio, &f.GPUIdleOptimizerRatio, &f.GPUIdleCPUOpRatio,
+		&f.GPUIdlePythonRatio, &f.GPUIdleUntracedRatio}
 }
 
 // ChainInfo names one elementwise chain: its length, summed duration

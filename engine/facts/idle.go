@@ -60,15 +60,15 @@ type Culprit struct {
 	// Scope is the innermost record_function region enclosing that example
 	// (a user_annotation other than ProfilerStep#N).
 	Scope string `json:"scope,omitempty"`
+	// Allocator marks an allocator call (cudaMalloc, cudaFree, hipFree,
+	// ...): the allocator-churn rule's, not the launch rules'.
+	Allocator bool `json:"allocator,omitempty"`
 	// Copy and CopyBytes name the GPU copy a blocking copy call waited on
 	// ("Memcpy DtoH (Device -> Pageable)") and its size (args.bytes).
 	Copy      string     `json:"copy,omitempty"`
 	CopyBytes int64      `json:"copy_bytes,omitempty"`
 	Examples  []EventRef `json:"examples,omitempty"` // most idle first
 }
-
-// gapPiece is part of a gap charged to what a host thread was doing.
-type gapPiece struct{ s, e int64 }
 
 // charger accumulates idle time per cause and per culprit name. Charges
 // to one event arrive together (gaps in time order; a thread's events of
@@ -190,7 +190,7 @@ func (d *deriver) idleCauses(win ivset) {
 		}
 		tl.add(1+cause, s, e)
 	}
-	host := map[thread][]gapPiece{}
+	host := map[thread][]interval{} // gap parts charged to what a thread was doing
 	// Queued pieces that overlap a host sync, in time order, for
 	// queuedWhileSynced (a cursor over the syncs' union: gaps come in time
 	// order).
@@ -232,7 +232,7 @@ func (d *deriver) idleCauses(win ivset) {
 			}
 			l := &evs[launchers[j-1]]
 			th := thread{l.PID, l.TID}
-			host[th] = append(host[th], gapPiece{a, b})
+			host[th] = append(host[th], interval{a, b})
 			continue
 		}
 		next := acts[k]
@@ -248,7 +248,7 @@ func (d *deriver) idleCauses(win ivset) {
 		l := &evs[li]
 		if hs := min(b, l.TS); hs > a {
 			th := thread{l.PID, l.TID}
-			host[th] = append(host[th], gapPiece{a, hs})
+			host[th] = append(host[th], interval{a, hs})
 		}
 		launch := causeLaunch
 		if d.oneOff[li] {
@@ -265,10 +265,7 @@ func (d *deriver) idleCauses(win ivset) {
 	d.chargeHost(host, charge)
 	ch.done()
 
-	out := []**float64{&d.f.GPUIdleQueuedRatio, &d.f.GPUIdleLaunchRatio, &d.f.GPUIdleSyncRatio, &d.f.GPUIdleDataloaderRatio,
-		&d.f.GPUIdleWarmupRatio, &d.f.GPUIdleRuntimeRatio, &d.f.GPUIdleOptimizerRatio, &d.f.GPUIdleCPUOpRatio,
-		&d.f.GPUIdlePythonRatio, &d.f.GPUIdleUntracedRatio}
-	for k, p := range out {
+	for k, p := range d.f.idleCauseFields() {
 		*p = d.ratio(ch.totals[k])
 	}
 	d.f.IdleCulprits = d.culprits(&ch)
@@ -340,7 +337,7 @@ func (d *deriver) hostCause(i int) int {
 // thread, to what the thread was doing: each instant to the first cause,
 // in priority order, among the thread's events covering it; untraced where
 // none does.
-func (d *deriver) chargeHost(host map[thread][]gapPiece, charge func(cause, ev int, s, e int64)) {
+func (d *deriver) chargeHost(host map[thread][]interval, charge func(cause, ev int, s, e int64)) {
 	if len(host) == 0 {
 		return
 	}
@@ -358,10 +355,10 @@ func (d *deriver) chargeHost(host map[thread][]gapPiece, charge func(cause, ev i
 	bases := make([]ivset, len(threads))
 	for k, th := range threads {
 		pieces := host[th]
-		slices.SortFunc(pieces, func(a, b gapPiece) int { return cmp.Compare(a.s, b.s) })
+		slices.SortFunc(pieces, func(a, b interval) int { return cmp.Compare(a.s, b.s) })
 		base := make(ivset, 0, len(pieces))
 		for _, p := range pieces {
-			base = mergeNext(base, interval(p))
+			base = mergeNext(base, p)
 		}
 		bases[k] = base
 	}
@@ -581,6 +578,7 @@ func (d *deriver) culpritList(byName map[trace.Str]*nameAgg) []Culprit {
 			list[k].Examples = append(list[k].Examples, d.ref(&evs[x.ev]))
 		}
 		first := top[0].ev
+		list[k].Allocator = d.is(&evs[first], kAllocator)
 		list[k].Site = d.userFrame(first)
 		list[k].Scope = d.scopeOf(first)
 		if g, ok := d.copyOf(first); ok {

@@ -480,8 +480,30 @@ func (p *parser) matchBeginEnd() {
 }
 
 // dtype reads args["Input type"], an array of strings such as
-// ["float", "float", "", "Scalar"], and keeps the first tensor dtype.
+// ["float", "float", "", "Scalar"], into the shape table and keeps the
+// first tensor dtype.
 func (p *parser) dtype(ev *Event) error {
+	s, err := p.stringList(func(b []byte, off int64) {
+		if ev.DType == 0 && len(b) > 0 && string(b) != "Scalar" && string(b) != "ScalarList" && string(b) != "TensorList" && string(b) != "GenericList" {
+			ev.DType = p.str(b, off)
+		}
+	})
+	p.shape.Types = s
+	return err
+}
+
+// concrete reads args["Concrete Inputs"], an array of strings ("", "[2,
+// 2]", "False", "1"), into the shape table.
+func (p *parser) concrete() error {
+	s, err := p.stringList(nil)
+	p.shape.Concrete = s
+	return err
+}
+
+// stringList reads an array of strings as shape-table text, entries joined
+// by "|" ("?" for an entry that is not a string), calling each (when not
+// nil) with every string and its offset.
+func (p *parser) stringList(each func(b []byte, off int64)) (Str, error) {
 	lx := p.lx
 	off0 := lx.offset()
 	p.shapeBegin()
@@ -497,36 +519,12 @@ func (p *parser) dtype(ev *Event) error {
 			return err
 		}
 		p.shapeBytes(b)
-		if ev.DType == 0 && len(b) > 0 && string(b) != "Scalar" && string(b) != "ScalarList" && string(b) != "TensorList" && string(b) != "GenericList" {
-			ev.DType = p.str(b, off)
+		if each != nil {
+			each(b, off)
 		}
 		return nil
 	})
-	p.shape.Types = p.shapeStr(off0)
-	return err
-}
-
-// concrete reads args["Concrete Inputs"], an array of strings ("", "[2,
-// 2]", "False", "1"), into the shape table, entries joined by "|".
-func (p *parser) concrete() error {
-	lx := p.lx
-	off0 := lx.offset()
-	p.shapeBegin()
-	err := p.items(func(c byte) error {
-		p.shapeSep('|')
-		if c != '"' {
-			p.shapeText("?")
-			return lx.skipValue()
-		}
-		b, err := lx.str()
-		if err != nil {
-			return err
-		}
-		p.shapeBytes(b)
-		return nil
-	})
-	p.shape.Concrete = p.shapeStr(off0)
-	return err
+	return p.shapeStr(off0), err
 }
 
 // inputDims reads args["Input Dims"], a list of shapes ([[32, 3, 224,

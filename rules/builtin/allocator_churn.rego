@@ -53,13 +53,6 @@ import data.stepdoctor.lib
 
 params := data.stepdoctor.params["allocator-churn"]
 
-allocator := {
-	"cudaMalloc", "cudaFree", "cudaMallocAsync", "cudaFreeAsync", "cudaMallocHost", "cudaHostAlloc",
-	"cudaFreeHost", "cudaMallocManaged", "cuMemAlloc", "cuMemAlloc_v2", "cuMemFree", "cuMemFree_v2",
-	"cuMemCreate", "cuMemRelease", "cuMemMap", "cuMemUnmap", "hipMalloc", "hipFree", "hipMallocAsync",
-	"hipFreeAsync", "hipHostMalloc", "hipHostFree", "hipExtMallocWithFlags", "hipMallocManaged",
-}
-
 # claims: the allocator part of the runtime-call idle, read by launch-bound
 # and idle-gap-launch so the same time is not claimed twice.
 claims if input.gpu_idle_allocator_ratio >= params.min_idle_ratio
@@ -67,7 +60,7 @@ claims if input.gpu_idle_allocator_ratio >= params.min_idle_ratio
 claim := input.gpu_idle_allocator_ratio if claims
 else := 0
 
-named := concat("; ", [lib.culprit(c) | some c in input.idle_culprits.runtime; allocator[c.name]])
+named := concat("; ", [lib.culprit(c) | some c in input.idle_culprits.runtime; c.allocator])
 
 calls := sprintf(" (%s allocator calls per step)", [lib.fixed(input.allocator_calls_per_step, 1)]) if input.allocator_calls_per_step != null
 else := ""

@@ -120,16 +120,12 @@ host_issue_culprits(n) := concat("; ", [culprit(x[2]) |
 	ranked := sort([[0 - c.idle_us, c.name, c] |
 		some cause in ["cpu_op", "launch", "python", "runtime"]
 		some c in input.idle_culprits[cause]
-		not allocator_call[c.name]
+		not c.allocator
 	])
 	some k, x in ranked
 	k < n
 ])
 
-allocator_call := {
-	"cudaMalloc", "cudaFree", "cudaMallocAsync", "cudaFreeAsync", "cudaMallocHost", "cudaHostAlloc",
-	"cudaFreeHost", "hipMalloc", "hipFree", "hipMallocAsync", "hipFreeAsync", "hipHostMalloc", "hipHostFree",
-}
 
 # ddp_broadcast_note names DDP's per-step buffer broadcast when the GPU
 # waits on it (unflatten_dense_tensors / _broadcast_coalesced inside
