@@ -186,9 +186,15 @@ type Loop struct {
 	// module-level function of the script called by name from a step loop
 	// (or from another step function, up to 3 calls deep), or the
 	// training_step of a LightningModule, which Lightning's Trainer calls
-	// once per batch. Its Pos is the def header.
+	// once per batch, or a transformers Trainer subclass's compute_loss /
+	// training_step. Its Pos is the def header.
 	Function string `json:"function,omitempty"`
-	// CallLine is the line of the call from Parent; 0 for training_step.
+	// Framework names the framework that calls a step hook once per step
+	// ("Lightning" for LightningModule.training_step, "the Trainer" for a
+	// transformers Trainer subclass's compute_loss / training_step); ""
+	// for a function called from the script's own step loop.
+	Framework string `json:"framework,omitempty"`
+	// CallLine is the line of the call from Parent; 0 for a step hook.
 	CallLine int `json:"call_line,omitempty"`
 	// Root is, for a step function, the step loop every iteration of which
 	// runs it (Parent followed up through step functions); a

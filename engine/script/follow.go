@@ -14,9 +14,10 @@ import (
 //   - A module-level function of the script called by name from a step loop
 //     (for batch in loader: loss = train_step(model, batch)), and the
 //     functions it calls in turn, up to maxFollowDepth calls deep.
-//   - The training_step method of a class whose bases name LightningModule:
-//     Lightning's Trainer calls it once per batch (LightningModule docs,
-//     "training_step").
+//   - Step hooks (stepHooks): the training_step of a class whose bases name
+//     LightningModule, which Lightning's Trainer calls once per batch
+//     (LightningModule docs, "training_step"), and the compute_loss /
+//     training_step overrides of a transformers Trainer subclass.
 //
 // Each becomes a Loop of Kind "function" (Step true) whose Parent is the
 // calling step loop (-1 for training_step); the calls and conditions of its
@@ -35,7 +36,10 @@ type follow struct {
 	caller    ctx          // the call site's position; stepLoop -1 for training_step
 	call      *sitter.Node // the call; nil for training_step
 	depth     int          // 1 for a call from a step loop
-	lightning bool         // a LightningModule's training_step
+	// framework names the framework that calls a step hook (stepHooks),
+	// whose batchParam-th parameter is the batch; "" for a call.
+	framework  string
+	batchParam int
 }
 
 // queueFollow queues the module-level function a call in a step loop
@@ -75,7 +79,7 @@ func (s *scanner) hasStepLoop(def *sitter.Node) bool {
 // methods, then the functions queued from step loops, breadth first (a
 // step function's own calls queue more).
 func (s *scanner) stepFunctions(root *sitter.Node) {
-	s.lightningSteps(root)
+	s.hooks(root)
 	for i := 0; i < len(s.follows); i++ {
 		s.followBody(s.follows[i])
 	}
@@ -94,12 +98,29 @@ func (s *scanner) stepRoot(stepLoop int) int {
 	return s.f.Loops[stepLoop].Root
 }
 
-// lightningSteps queues the training_step of every LightningModule class.
-func (s *scanner) lightningSteps(n *sitter.Node) {
+// stepHooks are methods a training framework calls once per step: the
+// class's bases name Base, the method is Method, its Param-th parameter
+// (self is 0) receives the batch.
+var stepHooks = []struct {
+	Base, Method, Framework string
+	Param                   int
+}{
+	// LightningModule.training_step(self, batch, batch_idx)
+	{"LightningModule", "training_step", "Lightning", 1},
+	// transformers.Trainer.compute_loss(self, model, inputs, ...) and
+	// training_step(self, model, inputs, ...), overridden in subclasses.
+	{"Trainer", "compute_loss", "the Trainer", 2},
+	{"Trainer", "training_step", "the Trainer", 2},
+}
+
+// hooks queues the step hooks (stepHooks) of every class that
+// overrides one.
+func (s *scanner) hooks(n *sitter.Node) {
 	if n.Kind() == "class_definition" {
 		sc := n.ChildByFieldName("superclasses")
 		body := n.ChildByFieldName("body")
-		if sc != nil && body != nil && strings.Contains(s.text(sc), "LightningModule") {
+		if sc != nil && body != nil {
+			bases := s.text(sc)
 			for _, st := range namedChildren(body) {
 				if st.Kind() == "decorated_definition" {
 					st = st.ChildByFieldName("definition")
@@ -107,15 +128,27 @@ func (s *scanner) lightningSteps(n *sitter.Node) {
 				if st == nil || st.Kind() != "function_definition" {
 					continue
 				}
-				if nm := st.ChildByFieldName("name"); nm != nil && s.text(nm) == "training_step" && !s.followed[st.StartByte()] && !s.hasStepLoop(st) {
+				nm := st.ChildByFieldName("name")
+				if nm == nil || s.followed[st.StartByte()] || s.hasStepLoop(st) {
+					continue
+				}
+				for _, h := range stepHooks {
+					if s.text(nm) != h.Method || !strings.Contains(bases, h.Base) || h.Base == "Trainer" && strings.Contains(bases, "LightningModule") {
+						continue
+					}
 					s.followed[st.StartByte()] = true
-					s.follows = append(s.follows, follow{def: st, caller: ctx{loop: -1, stepLoop: -1, profiler: -1}, depth: 1, lightning: true})
+					if h.Base == "Trainer" {
+						// a transformers Trainer subclass: the Trainer picks the GPU
+						s.f.Features.Frameworks = append(s.f.Features.Frameworks, Use{Name: "transformers.Trainer", Pos: s.pos(nm)})
+					}
+					s.follows = append(s.follows, follow{def: st, caller: ctx{loop: -1, stepLoop: -1, profiler: -1}, depth: 1, framework: h.Framework, batchParam: h.Param})
+					break
 				}
 			}
 		}
 	}
 	for _, c := range namedChildren(n) {
-		s.lightningSteps(c)
+		s.hooks(c)
 	}
 }
 
@@ -126,12 +159,12 @@ func (s *scanner) followBody(f follow) {
 	if body == nil || name == nil {
 		return
 	}
-	l := Loop{Kind: "function", Function: s.text(name), Parent: f.caller.stepLoop, Pos: s.pos(f.def), depth: f.depth}
+	l := Loop{Kind: "function", Function: s.text(name), Framework: f.framework, Parent: f.caller.stepLoop, Pos: s.pos(f.def), depth: f.depth}
 	l.EndLine = int(body.StartPosition().Row) + 1
 	if f.call != nil {
 		l.CallLine = s.pos(f.call).Line
 	}
-	l.Trains = f.lightning || s.trainsDirectly(body)
+	l.Trains = f.framework != "" || s.trainsDirectly(body)
 	l.CallsModel = s.callsModel(body)
 	l.Step = true
 	idx := len(s.f.Loops)
@@ -164,10 +197,9 @@ func (s *scanner) followBody(f follow) {
 // site is a tensor in the caller's step loop.
 func (s *scanner) bindParams(f follow, tensors, strong map[string]bool) {
 	params := s.paramNames(f.def)
-	if f.lightning {
-		// training_step(self, batch, batch_idx)
-		if len(params) > 1 {
-			tensors[params[1]], strong[params[1]] = true, true
+	if f.framework != "" {
+		if len(params) > f.batchParam {
+			tensors[params[f.batchParam]], strong[params[f.batchParam]] = true, true
 		}
 		return
 	}
@@ -262,9 +294,11 @@ func (s *scanner) followWalk(n *sitter.Node, c ctx) {
 	case "if_statement":
 		cond := n.ChildByFieldName("condition")
 		s.condition("if", cond, c, c.conditional)
+		guard := s.runConstant(cond)
+		body := n.ChildByFieldName("consequence")
 		for _, ch := range children(n) {
 			cc := c
-			if cond == nil || ch.Id() != cond.Id() {
+			if (cond == nil || ch.Id() != cond.Id()) && !(guard && body != nil && ch.Id() == body.Id()) {
 				cc.conditional = true
 			}
 			s.followWalk(ch, cc)

@@ -1054,9 +1054,11 @@ func (s *scanner) walk(n *sitter.Node, c ctx) {
 			// The condition runs every step; the branches do not.
 			cond := n.ChildByFieldName("condition")
 			s.condition("if", cond, c, c.conditional)
+			guard := s.runConstant(cond)
+			body := n.ChildByFieldName("consequence")
 			for _, ch := range children(n) {
 				cc := c
-				if cond == nil || ch.Id() != cond.Id() {
+				if (cond == nil || ch.Id() != cond.Id()) && !(guard && body != nil && ch.Id() == body.Id()) {
 					cc.conditional = true
 				}
 				s.walk(ch, cc)
@@ -1332,7 +1334,10 @@ func (s *scanner) call(n *sitter.Node, c ctx) {
 	case strings.HasSuffix(name, "DistributedDataParallel") || strings.HasSuffix(name, "FullyShardedDataParallel") || name == "torch.distributed.fsdp.fully_shard":
 		ft.DDP = append(ft.DDP, use)
 	case name == "torch.nn.Conv1d" || name == "torch.nn.Conv2d" || name == "torch.nn.Conv3d" ||
-		strings.HasPrefix(name, "torchvision.models."):
+		strings.HasPrefix(name, "torchvision.models.") && !strings.HasPrefix(name, "torchvision.models.detection."):
+		// Detection models resize each image by its aspect ratio
+		// (GeneralizedRCNNTransform): a new input shape every batch, the
+		// case cudnn.benchmark should stay off for.
 		ft.Conv = append(ft.Conv, use)
 	case name == ".cuda" || strings.HasPrefix(name, "torch.cuda."):
 		ft.CUDA = append(ft.CUDA, use)

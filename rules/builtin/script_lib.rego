@@ -88,6 +88,10 @@ sync_label(c) := sprintf("%s(\"cpu\")", [c.name]) if {
 	not c.on_module
 }
 
+# cpu_name holds for a variable that names the CPU device (cpu_device,
+# self.cpu), not the GPU.
+cpu_name(t) if regex.match(`(^|[._])cpu($|[._])`, lower(t))
+
 # step_syncs(calls, conditions) is the set of host syncs that run every
 # step (unconditionally in a step loop or a step function it calls):
 # {loop, site, line, column, label, location}: loop is the step's root loop
@@ -166,6 +170,16 @@ to_device(c) if {
 	a := c.args[0]
 	a.kind == "name"
 	contains(lower(a.text), "device")
+	not cpu_name(a.text)
+}
+
+# .to(local_rank) / .to(rank) / .to(gpu): DDP scripts pass the GPU index.
+to_device(c) if {
+	c.name == ".to"
+	count(c.args) > 0
+	a := c.args[0]
+	a.kind == "name"
+	regex.match(`(^|[._])(local_rank|rank|gpu|gpu_id|device_id)$`, lower(a.text))
 }
 
 to_device(c) if {
@@ -196,11 +210,11 @@ to_device(c) if {
 # step_where(loops, i) names step loop i of a script's loops in a message:
 # "step loop at line 12"; for a step function (kind "function"), "in
 # train_step(), called from the step loop at line 40", "in loss_fn(), called
-# from train_step() at line 17" or "in training_step(), which Lightning runs
-# every batch".
+# from train_step() at line 17" or, for a framework's step hook, "in
+# training_step(), which Lightning runs every batch".
 step_where(loops, i) := sprintf("step loop at line %d", [loops[i].line]) if loops[i].kind != "function"
 
-step_where(loops, i) := sprintf("in %s(), which Lightning runs every batch", [l.function]) if {
+step_where(loops, i) := sprintf("in %s(), which %s runs every batch", [l.function, l.framework]) if {
 	l := loops[i]
 	l.kind == "function"
 	l.parent < 0
