@@ -58,6 +58,11 @@ type Value struct {
 	Value any `json:"value"`
 	// Text is the argument's source text, cut to 80 characters.
 	Text string `json:"text"`
+	// Default is, for a name that reads a command-line option
+	// (args.num_workers), the literal default its argparse add_argument
+	// call gives (0, true, "cpu"); null when unknown. Filled for the
+	// DataLoader arguments.
+	Default any `json:"default,omitempty"`
 	Pos
 }
 

@@ -32,10 +32,10 @@ const maxFollowDepth = 3
 
 // follow is a function body queued to be walked as a step function.
 type follow struct {
-	def       *sitter.Node // the function_definition
-	caller    ctx          // the call site's position; stepLoop -1 for training_step
-	call      *sitter.Node // the call; nil for training_step
-	depth     int          // 1 for a call from a step loop
+	def    *sitter.Node // the function_definition
+	caller ctx          // the call site's position; stepLoop -1 for training_step
+	call   *sitter.Node // the call; nil for training_step
+	depth  int          // 1 for a call from a step loop
 	// framework names the framework that calls a step hook (stepHooks),
 	// whose batchParam-th parameter is the batch; "" for a call.
 	framework  string

@@ -366,6 +366,9 @@ func (s *scanner) datasetKind(ds *sitter.Node, depth int) (string, bool) {
 		if strings.Contains(strings.ToLower(key), "tokeniz") {
 			return "a tokenized dataset", false
 		}
+		if s.transformed[key] {
+			return "", false // ds.set_transform(f): f runs per sample, in the workers
+		}
 		if v, ok := s.assigns[key]; ok && v != ds {
 			if rs := s.returned(v, s.elemIdx[key]); len(rs) > 0 {
 				return s.datasetOfAll(rs, depth+1)

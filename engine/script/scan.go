@@ -74,6 +74,7 @@ func scanIn(file string, src []byte, dir string) (*Facts, error) {
 	s.functions(root)
 	s.walk(root, ctx{loop: -1, stepLoop: -1, profiler: -1})
 	s.stepFunctions(root)
+	s.resolveDefaults()
 	s.finish()
 	return s.f, nil
 }
@@ -172,6 +173,12 @@ type scanner struct {
 	loopAt   map[uint]int
 	followed map[uint]bool
 	follows  []follow
+	// argDefaults maps argparse destinations (num_workers) to the literal
+	// default of their add_argument call.
+	argDefaults map[string]any
+	// transformed are the datasets given a per-sample transform in place
+	// (ds.set_transform(f)).
+	transformed map[string]bool
 	// inError counts the ERROR nodes the prepass is inside (only the
 	// outermost is reported).
 	inError int
@@ -1289,6 +1296,14 @@ func (s *scanner) call(n *sitter.Node, c ctx) {
 	}
 	ft := &s.f.Features
 	switch {
+	case name == ".add_argument":
+		s.argDefault(pos, kw)
+	case name == ".set_transform" && call.Receiver != "":
+		// a datasets.Dataset transformed on access: per-sample work
+		if s.transformed == nil {
+			s.transformed = map[string]bool{}
+		}
+		s.transformed[call.Receiver] = true
 	case isLoader(name):
 		dl := DataLoader{
 			Var:               s.assignedName(n),

@@ -16,6 +16,15 @@ literal(v, want) if {
 	v.value == want
 }
 
+# defaults_to(v, want) holds when argument v reads a command-line option
+# whose argparse default is the literal want (args.num_workers with
+# default=0).
+defaults_to(v, want) if {
+	v.present
+	v.kind == "name"
+	v["default"] == want
+}
+
 # keyword(c, name) is call c's keyword argument name, or an absent value
 # (so that `not slib.literal(slib.keyword(c, "x"), true)` holds when x
 # was not passed; a missing key inside `not f(...)` would be undefined).
