@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -208,6 +209,22 @@ const maxSpliceDepth = 1 << 12
 func (sc *spliceScan) scan(chunk []byte) int {
 	for i := 0; i < len(chunk); i++ {
 		c := chunk[i]
+		if sc.inStr && !sc.capturing && !sc.esc {
+			// Skip the string's body to its closing quote or next escape.
+			rest := chunk[i:]
+			q := bytes.IndexByte(rest, '"')
+			if q < 0 {
+				q = len(rest)
+			}
+			if bs := bytes.IndexByte(rest[:q], '\\'); bs >= 0 {
+				q = bs
+			}
+			i += q
+			if i == len(chunk) {
+				break
+			}
+			c = chunk[i]
+		}
 		if sc.inStr {
 			switch {
 			case sc.esc:
@@ -323,15 +340,14 @@ func (sc *spliceScan) endString() {
 		return
 	}
 	sc.capturing = false
-	key := ""
-	if !sc.capLong {
-		key = string(sc.capBuf)
+	if sc.capLong {
+		sc.capBuf = sc.capBuf[:0]
 	}
 	if len(sc.stack) == 1 {
-		sc.topKey = key
+		sc.topKey = string(sc.capBuf)
 		return
 	}
-	switch key {
+	switch string(sc.capBuf) {
 	case "pid":
 		sc.field = 'P'
 	case "tid":
@@ -351,8 +367,8 @@ func (sc *spliceScan) endValue() {
 	if sc.capLong {
 		return
 	}
-	v, err := strconv.ParseInt(string(sc.capBuf), 10, 64)
-	if err != nil {
+	v, ok := parseID(sc.capBuf)
+	if !ok {
 		return
 	}
 	switch f {
@@ -370,6 +386,29 @@ func (sc *spliceScan) endValue() {
 	case 'I':
 		sc.maxID = max(sc.maxID, v)
 	}
+}
+
+// parseID reads a decimal integer literal (an optional '-', digits, no
+// more than 18 of them) without allocating.
+func parseID(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
 }
 
 // annotateIDLimit keeps the added pid and tids in 31 bits: viewers store

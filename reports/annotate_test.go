@@ -17,6 +17,7 @@ import (
 	"github.com/stepdoctor/stepdoctor/engine"
 	"github.com/stepdoctor/stepdoctor/engine/facts"
 	"github.com/stepdoctor/stepdoctor/engine/trace"
+	"github.com/stepdoctor/stepdoctor/engine/trace/tracetest"
 	"github.com/stepdoctor/stepdoctor/rules"
 )
 
@@ -484,15 +485,18 @@ func TestAnnotateResultRefuses(t *testing.T) {
 	}
 }
 
-// BenchmarkAnnotate measures the copy-and-splice pass on the sample trace
-// repeated to about 20 MB.
+// BenchmarkAnnotate measures the copy-and-splice pass (uncompressed, no
+// gzip) on the sample launch-bound trace's events repeated to about 20 MB.
 func BenchmarkAnnotate(b *testing.B) {
 	src, err := os.ReadFile(filepath.Join("..", "testdata", "traces", "launch_bound.pt.trace.json"))
 	if err != nil {
 		b.Fatal(err)
 	}
+	if !bytes.Contains(src, []byte(`"traceEvents": [`)) {
+		b.Fatal("the sample trace has no traceEvents array")
+	}
 	end := bytes.LastIndexByte(src, ']')
-	start := bytes.IndexByte(src, '[') + 1
+	start := bytes.Index(src, []byte(`"traceEvents": [`)) + len(`"traceEvents": [`)
 	body := bytes.TrimSpace(src[start:end])
 	var big bytes.Buffer
 	big.Write(src[:start])
@@ -506,10 +510,40 @@ func BenchmarkAnnotate(b *testing.B) {
 	in := big.Bytes()
 	fs := oneFinding("t", facts.EventRef{Name: "k", TSNS: 10_000, TSUS: 10, DurUS: 5, PID: "0", TID: "7"})
 	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
 	b.ResetTimer()
+	defer tracetest.ReportCPU(b, int64(len(in)), tracetest.CPUTime())
 	for range b.N {
 		if err := AnnotateTrace(io.Discard, bytes.NewReader(in), fs); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// FuzzAnnotate: on any input AnnotateTrace returns (no panic); when it
+// succeeds on valid JSON the output is valid JSON that keeps the input's
+// bytes around one insertion.
+func FuzzAnnotate(f *testing.F) {
+	for _, s := range []string{
+		`{"traceEvents":[{"ph":"X","name":"k","pid":0,"tid":7,"ts":10,"dur":5}],"displayTimeUnit":"ms"}`,
+		`[{"ph":"X","name":"k","pid":"Spans","tid":"stream 7","ts":10,"dur":5}]`,
+		`{"a":"]}\"[","traceEvents":[{"name":"k]\"}","pid":-1,"id":9}, ]}`,
+		`{"traceEvents":[`,
+	} {
+		f.Add([]byte(s))
+	}
+	ex := facts.EventRef{Name: "k\"<", TSNS: 10_000, TSUS: 10, DurUS: 5, PID: "0", TID: "stream 7"}
+	fs := oneFinding("t\"]}", ex)
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var out bytes.Buffer
+		if err := AnnotateTrace(&out, bytes.NewReader(in), fs); err != nil || !json.Valid(in) {
+			return
+		}
+		if !json.Valid(out.Bytes()) {
+			t.Fatalf("valid input, invalid output:\n%s", out.Bytes())
+		}
+		if out.Len() <= len(in) {
+			t.Fatalf("nothing added")
+		}
+	})
 }
