@@ -115,7 +115,7 @@ func AnnotateResult(out string, r *engine.Result) error {
 // whole. It fails when the input has no traceEvents array or ends before
 // the array closes (a cut trace), naming the byte offset.
 func AnnotateTrace(w io.Writer, src io.Reader, findings []rules.Finding) error {
-	sc := newSpliceScan()
+	sc := newSpliceScan(findings)
 	buf := make([]byte, 256<<10)
 	var off int64
 	for {
@@ -184,20 +184,69 @@ type spliceScan struct {
 	capBuf    []byte
 	capLong   bool
 	topKey    string // the top-level key whose value comes next
-	field     byte   // 'P', 'T', 'I': the event key whose value comes next
+	field     byte   // 'P' pid, 'T' tid, 'I' id, 'S' ts, 'H' ph: the event key whose value comes next
 	numCap    bool   // capturing a bare number value
 
 	maxPID, maxTID, maxID int64
 	pids                  map[int64]bool // the integer pids, up to maxPIDSet of them
 	pidsFull              bool           // more pids than that: the set is incomplete
+
+	// The event being read, and how the complete events that start where
+	// an example starts spell their pid and tid: Kineto wrote some tids
+	// as strings ("4093687616") and others as numbers, and Perfetto puts
+	// the two on different tracks.
+	ev    eventIDs
+	want  map[int64]bool // example starts, ns
+	forms map[trackKey]idForms
 }
+
+// eventIDs is what the scan keeps of one event: its pid and tid as
+// written, its ts in ns and its phase.
+type eventIDs struct {
+	pid, tid idText
+	ts       int64
+	hasTS    bool
+	ph       byte
+}
+
+// idText is a pid or tid value as written: its text (a string's body) and
+// whether it was a JSON string.
+type idText struct {
+	buf    [24]byte
+	n      int
+	quoted bool
+	ok     bool
+}
+
+// canon is the reader's spelling (trace.IDString) of an id: an integer
+// literal, quoted or not, as its decimal; other text as it is.
+func (t *idText) canon() string {
+	b := t.buf[:t.n]
+	if v, ok := parseID(b); ok {
+		return strconv.FormatInt(v, 10)
+	}
+	return string(b)
+}
+
+type trackKey struct {
+	ts       int64
+	pid, tid string
+}
+
+type idForms struct{ pidQuoted, tidQuoted bool }
 
 // maxPIDSet bounds the set of pids kept (a trace has a few processes and
 // devices; a hostile one may list millions).
 const maxPIDSet = 1 << 16
 
-func newSpliceScan() *spliceScan {
-	return &spliceScan{maxPID: -1, maxTID: -1, maxID: -1, pids: map[int64]bool{}}
+func newSpliceScan(findings []rules.Finding) *spliceScan {
+	sc := &spliceScan{maxPID: -1, maxTID: -1, maxID: -1, pids: map[int64]bool{}, want: map[int64]bool{}, forms: map[trackKey]idForms{}}
+	for _, f := range findings {
+		for _, ex := range f.Examples {
+			sc.want[exampleNS(ex.TSNS, ex.TSUS)] = true
+		}
+	}
+	return sc
 }
 
 // maxSpliceDepth bounds the nesting the scan follows (a hostile input of
@@ -247,7 +296,7 @@ func (sc *spliceScan) scan(chunk []byte) int {
 				continue
 			}
 			sc.numCap = false
-			sc.endValue()
+			sc.endValue(false)
 		}
 		switch c {
 		case ' ', '\t', '\n', '\r':
@@ -267,6 +316,9 @@ func (sc *spliceScan) scan(chunk []byte) int {
 			if opensEvents {
 				sc.arrLevel = len(sc.stack)
 			}
+			if sc.arrLevel > 0 && len(sc.stack) == sc.arrLevel+1 {
+				sc.ev = eventIDs{}
+			}
 		case '}', ']':
 			if len(sc.stack) == 0 {
 				sc.err, sc.errAt = fmt.Errorf("unexpected %q", c), int64(i)
@@ -274,6 +326,9 @@ func (sc *spliceScan) scan(chunk []byte) int {
 			}
 			if c == ']' && len(sc.stack) == sc.arrLevel {
 				return i
+			}
+			if c == '}' && sc.arrLevel > 0 && len(sc.stack) == sc.arrLevel+1 {
+				sc.endEvent()
 			}
 			sc.stack = sc.stack[:len(sc.stack)-1]
 			sc.keyNext = false
@@ -336,7 +391,7 @@ func (sc *spliceScan) endString() {
 		return
 	}
 	if !sc.capIsKey {
-		sc.endValue()
+		sc.endValue(true)
 		return
 	}
 	sc.capturing = false
@@ -354,17 +409,39 @@ func (sc *spliceScan) endString() {
 		sc.field = 'T'
 	case "id":
 		sc.field = 'I'
+	case "ts":
+		sc.field = 'S'
+	case "ph":
+		sc.field = 'H'
 	default:
 		sc.field = 0
 	}
 }
 
-// endValue records a captured pid, tid or flow id that is an integer.
-func (sc *spliceScan) endValue() {
+// endValue records a captured value of an event: its pid, tid, ts, ph,
+// or an integer flow id.
+func (sc *spliceScan) endValue(quoted bool) {
 	sc.capturing = false
 	f := sc.field
 	sc.field = 0
 	if sc.capLong {
+		return
+	}
+	switch f {
+	case 'P', 'T':
+		t := &sc.ev.pid
+		if f == 'T' {
+			t = &sc.ev.tid
+		}
+		t.n = copy(t.buf[:], sc.capBuf)
+		t.quoted, t.ok = quoted, t.n == len(sc.capBuf)
+	case 'S':
+		sc.ev.ts, sc.ev.hasTS = parseUSAsNS(sc.capBuf)
+		return
+	case 'H':
+		if len(sc.capBuf) > 0 && quoted {
+			sc.ev.ph = sc.capBuf[0]
+		}
 		return
 	}
 	v, ok := parseID(sc.capBuf)
@@ -386,6 +463,61 @@ func (sc *spliceScan) endValue() {
 	case 'I':
 		sc.maxID = max(sc.maxID, v)
 	}
+}
+
+// endEvent notes how a complete event that starts where an example starts
+// spells its pid and tid.
+func (sc *spliceScan) endEvent() {
+	e := &sc.ev
+	if !e.hasTS || !sc.want[e.ts] || (e.ph != 'X' && e.ph != 'B') || !e.pid.ok || !e.tid.ok {
+		return
+	}
+	k := trackKey{e.ts, e.pid.canon(), e.tid.canon()}
+	if _, seen := sc.forms[k]; !seen && len(sc.forms) < 1<<16 {
+		sc.forms[k] = idForms{e.pid.quoted, e.tid.quoted}
+	}
+}
+
+// parseUSAsNS reads a timestamp in microseconds ("12.345", "-1", digits
+// past the nanosecond dropped) as nanoseconds; no exponents.
+func parseUSAsNS(b []byte) (int64, bool) {
+	whole, frac, _ := bytes.Cut(b, []byte("."))
+	neg := len(whole) > 0 && whole[0] == '-'
+	if neg {
+		whole = whole[1:]
+	}
+	if len(whole) == 0 || len(whole) > 16 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range whole {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if v > math.MaxInt64/1000-1 {
+		return 0, false
+	}
+	for k := 0; k < 3; k++ {
+		d := int64(0)
+		if k < len(frac) {
+			if frac[k] < '0' || frac[k] > '9' {
+				return 0, false
+			}
+			d = int64(frac[k] - '0')
+		}
+		v = v*10 + d
+	}
+	for _, c := range frac[min(3, len(frac)):] {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
 }
 
 // parseID reads a decimal integer literal (an optional '-', digits, no
@@ -483,7 +615,8 @@ func (sc *spliceScan) insertion(findings []rules.Finding) (string, error) {
 		for _, ex := range f.Examples {
 			s, d := exampleNS(ex.TSNS, ex.TSUS), durNS(ex.DurUS)
 			at := s + min(1, d/2) // inside the example, past a sibling ending at its start
-			epid, etid := idRaw(ex.PID), idRaw(ex.TID)
+			form := sc.forms[trackKey{s, ex.PID, ex.TID}]
+			epid, etid := idRaw(ex.PID, form.pidQuoted), idRaw(ex.TID, form.tidQuoted)
 			emit(annotateEvent{Name: label, Cat: AnnotateCategory, Ph: "i", S: "t", TS: usRaw(s), PID: epid, TID: etid,
 				Args: &annotateArgs{Rule: f.Rule, Severity: string(f.Severity), Message: cutString(f.Message), Event: cutString(ex.Name)}})
 			emit(annotateEvent{Name: annotateFlowName, Cat: AnnotateCategory, Ph: "s", ID: flow, TS: usRaw(at), PID: pidRaw, TID: tidRaw})
@@ -552,10 +685,10 @@ func usRaw(ns int64) json.RawMessage {
 	return json.RawMessage(fmt.Sprintf("%s%d.%03d", sign, u/1000, u%1000))
 }
 
-// idRaw writes a pid or tid as the trace had it: an integer as a number,
-// other text ("Spans", "stream 7") as a JSON string.
-func idRaw(s string) json.RawMessage {
-	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+// idRaw writes a pid or tid as the example event had it: an integer as a
+// number unless quoted, other text ("Spans", "stream 7") as a JSON string.
+func idRaw(s string, quoted bool) json.RawMessage {
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil && !quoted {
 		return json.RawMessage(strconv.FormatInt(v, 10))
 	}
 	raw, _ := json.Marshal(s)

@@ -31,10 +31,10 @@ type annotated struct {
 	instants  []map[string]any          // ph i, cat stepdoctor
 	flows     map[string][2]bool        // flow id -> (s seen, f seen)
 	flowEnds  []map[string]any          // ph f, cat stepdoctor
-	ownStarts map[[2]string]map[int]int // (pid, tid) -> start ns -> count, the input's own X events
+	ownStarts map[[2]string]map[int]int // (pid, tid) spelt with their JSON type -> start ns -> count, the input's own X events
 }
 
-func idText(v any) string {
+func jsonID(v any) string {
 	switch x := v.(type) {
 	case json.Number:
 		return x.String()
@@ -43,6 +43,17 @@ func idText(v any) string {
 	}
 	return fmt.Sprint(v)
 }
+
+// trackID spells a pid or tid with its JSON type: Perfetto puts "7" and 7
+// on different tracks.
+func trackID(v any) string {
+	if s, ok := v.(string); ok {
+		return strconvQuote(s)
+	}
+	return jsonID(v)
+}
+
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
 
 func readAnnotated(t *testing.T, path string) annotated {
 	t.Helper()
@@ -80,7 +91,7 @@ func readAnnotated(t *testing.T, path string) annotated {
 		}
 		if e["ph"] == "M" && e["name"] == "process_name" {
 			if args, _ := e["args"].(map[string]any); args["name"] == AnnotateCategory {
-				a.pid = idText(e["pid"])
+				a.pid = jsonID(e["pid"])
 			}
 		}
 	}
@@ -89,7 +100,7 @@ func readAnnotated(t *testing.T, path string) annotated {
 		if !ok {
 			continue
 		}
-		pid, tid := idText(e["pid"]), idText(e["tid"])
+		pid, tid := jsonID(e["pid"]), jsonID(e["tid"])
 		mine := e["cat"] == AnnotateCategory
 		switch {
 		case e["ph"] == "M" && e["name"] == "thread_name" && pid == a.pid:
@@ -98,16 +109,16 @@ func readAnnotated(t *testing.T, path string) annotated {
 		case e["ph"] == "X" && mine:
 			a.slices = append(a.slices, e)
 		case e["ph"] == "X":
-			k := [2]string{pid, tid}
+			k := [2]string{trackID(e["pid"]), trackID(e["tid"])}
 			if a.ownStarts[k] == nil {
 				a.ownStarts[k] = map[int]int{}
 			}
-			ts, _ := parseUSns(idText(e["ts"]))
+			ts, _ := parseUSns(jsonID(e["ts"]))
 			a.ownStarts[k][ts]++
 		case e["ph"] == "i" && mine:
 			a.instants = append(a.instants, e)
 		case (e["ph"] == "s" || e["ph"] == "f") && mine:
-			id := idText(e["id"])
+			id := jsonID(e["id"])
 			p := a.flows[id]
 			if e["ph"] == "s" {
 				p[0] = true
@@ -198,19 +209,19 @@ func checkAnnotated(t *testing.T, in, out string, before *engine.TraceResult) {
 		}
 	}
 	for _, e := range a.instants {
-		k := [2]string{idText(e["pid"]), idText(e["tid"])}
-		ts, _ := parseUSns(idText(e["ts"]))
-		if k[0] == a.pid || a.ownStarts[k][ts] == 0 {
-			t.Errorf("%s: instant %v at %s is not at the start of an event of track %v", in, e["name"], idText(e["ts"]), k)
+		k := [2]string{trackID(e["pid"]), trackID(e["tid"])}
+		ts, _ := parseUSns(jsonID(e["ts"]))
+		if jsonID(e["pid"]) == a.pid || a.ownStarts[k][ts] == 0 {
+			t.Errorf("%s: instant %v at %s is not at the start of an event of track %v", in, e["name"], jsonID(e["ts"]), k)
 		}
 	}
 	for _, e := range a.flowEnds {
-		if e["bp"] != "e" || idText(e["pid"]) == a.pid {
+		if e["bp"] != "e" || jsonID(e["pid"]) == a.pid {
 			t.Errorf("%s: flow end %v does not bind to the example's enclosing slice", in, e)
 		}
 	}
 	for _, s := range a.slices {
-		if idText(s["pid"]) != a.pid {
+		if jsonID(s["pid"]) != a.pid {
 			t.Errorf("%s: finding slice %v is not on the stepdoctor process", in, s["name"])
 		}
 	}
@@ -427,9 +438,10 @@ func TestAnnotateIDs(t *testing.T) {
 	for _, want := range []string{
 		`"name":"process_name","ph":"M","ts":1.000,"pid":42,`,
 		`"ph":"X","ts":1.000,"dur":5.000,"pid":42,"tid":901,`,
+		`"ph":"i","s":"t","ts":1.000,"pid":41,"tid":"900",`,
 		`"ph":"i","s":"t","ts":2.000,"pid":"Spans","tid":"stream 7"`,
 		`"ph":"s","id":78,"ts":1.001,"pid":42,"tid":901}`,
-		`"ph":"f","bp":"e","id":78,"ts":1.001,"pid":41,"tid":900}`,
+		`"ph":"f","bp":"e","id":78,"ts":1.001,"pid":41,"tid":"900"}`, // quoted as the event has it
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("annotated trace lacks %s:\n%s", want, got)
