@@ -153,36 +153,7 @@ func parseUSns(s string) (int, bool) {
 // flow on its own track, at an event of the input that starts there.
 func checkAnnotated(t *testing.T, in, out string, before *engine.TraceResult) {
 	t.Helper()
-	res, err := engine.Analyze(context.Background(), engine.Options{Paths: []string{out}})
-	if err != nil {
-		t.Fatalf("analyze annotated %s: %v", out, err)
-	}
-	after := res.Traces[0]
-	// trace_bytes_per_step is the file's size per step: the annotation
-	// adds bytes by design, and no event.
-	fb, fa := factsJSON(before.Facts), factsJSON(after.Facts)
-	if !bytes.Equal(fb, fa) {
-		t.Errorf("%s: the annotated trace's facts differ from the input's\n%s", in, firstDiff(indentJSON(fa), indentJSON(fb)))
-	}
-	if len(after.Findings) != len(before.Findings) {
-		t.Errorf("%s: %d findings on the annotated trace, %d on the input", in, len(after.Findings), len(before.Findings))
-	}
-	for k := range min(len(after.Findings), len(before.Findings)) {
-		if a, b := after.Findings[k], before.Findings[k]; a.Rule != b.Rule || a.Message != b.Message {
-			t.Errorf("%s: finding %d is %s %q on the annotated trace, %s %q on the input", in, k+1, a.Rule, a.Message, b.Rule, b.Message)
-		}
-	}
-	old := map[string]int{}
-	for _, d := range before.Health.Diagnostics {
-		old[string(d.Kind)+" "+d.Reason+" "+d.Message] += d.Count
-	}
-	for _, d := range after.Health.Diagnostics {
-		k := string(d.Kind) + " " + d.Reason + " " + d.Message
-		if old[k] < d.Count {
-			t.Errorf("%s: the annotated trace has a new diagnostic: %s", in, d)
-		}
-	}
-
+	sameAnalysis(t, in, out, before, facts.Config{})
 	a := readAnnotated(t, out)
 	if a.pid == "" {
 		t.Fatalf("%s: no %q process in the annotated trace", in, AnnotateCategory)
@@ -223,6 +194,42 @@ func checkAnnotated(t *testing.T, in, out string, before *engine.TraceResult) {
 	for _, s := range a.slices {
 		if jsonID(s["pid"]) != a.pid {
 			t.Errorf("%s: finding slice %v is not on the stepdoctor process", in, s["name"])
+		}
+	}
+}
+
+// sameAnalysis checks that the project's reader gives the annotated trace
+// out the facts and findings of its input (before, analysed with cfg) and
+// no diagnostic the input did not have.
+func sameAnalysis(t *testing.T, in, out string, before *engine.TraceResult, cfg facts.Config) {
+	t.Helper()
+	// trace_bytes_per_step is the file's size per step: the annotation
+	// adds bytes by design, and no event.
+	res, err := engine.Analyze(context.Background(), engine.Options{Paths: []string{out}, Facts: cfg})
+	if err != nil {
+		t.Fatalf("analyze annotated %s: %v", out, err)
+	}
+	after := res.Traces[0]
+	fb, fa := factsJSON(before.Facts), factsJSON(after.Facts)
+	if !bytes.Equal(fb, fa) {
+		t.Errorf("%s: the annotated trace's facts differ from the input's\n%s", in, firstDiff(indentJSON(fa), indentJSON(fb)))
+	}
+	if len(after.Findings) != len(before.Findings) {
+		t.Errorf("%s: %d findings on the annotated trace, %d on the input", in, len(after.Findings), len(before.Findings))
+	}
+	for k := range min(len(after.Findings), len(before.Findings)) {
+		if a, b := after.Findings[k], before.Findings[k]; a.Rule != b.Rule || a.Message != b.Message {
+			t.Errorf("%s: finding %d is %s %q on the annotated trace, %s %q on the input", in, k+1, a.Rule, a.Message, b.Rule, b.Message)
+		}
+	}
+	old := map[string]int{}
+	for _, d := range before.Health.Diagnostics {
+		old[string(d.Kind)+" "+d.Reason+" "+d.Message] += d.Count
+	}
+	for _, d := range after.Health.Diagnostics {
+		k := string(d.Kind) + " " + d.Reason + " " + d.Message
+		if old[k] < d.Count {
+			t.Errorf("%s: the annotated trace has a new diagnostic: %s", in, d)
 		}
 	}
 }
@@ -312,7 +319,7 @@ func TestAnnotateSharedTraces(t *testing.T) {
 		return nil
 	})
 	dir := t.TempDir()
-	checked, examples := 0, 0
+	checked, examples, autoChecked := 0, 0, 0
 	for k, p := range paths {
 		r, err := engine.Analyze(context.Background(), engine.Options{Paths: []string{p}})
 		if err != nil {
@@ -335,11 +342,22 @@ func TestAnnotateSharedTraces(t *testing.T) {
 		}
 		checkAnnotated(t, p, out, r.Traces[0])
 		checked++
+		if !r.Traces[0].Facts.HasSteps {
+			// The annotation's names must not look like an engine's step
+			// markers either.
+			auto := facts.Config{StepMarker: "auto"}
+			ra, err := engine.Analyze(context.Background(), engine.Options{Paths: []string{p}, Facts: auto})
+			if err != nil {
+				t.Fatalf("analyze %s with --step-marker auto: %v", p, err)
+			}
+			sameAnalysis(t, p, out, ra.Traces[0], auto)
+			autoChecked++
+		}
 		for _, f := range r.Traces[0].Findings {
 			examples += len(f.Examples)
 		}
 	}
-	t.Logf("annotated %d shared traces (%d example events marked)", checked, examples)
+	t.Logf("annotated %d shared traces (%d example events marked; %d without steps also checked with --step-marker auto)", checked, examples, autoChecked)
 	if checked == 0 {
 		t.Skip("no shared Kineto traces found")
 	}
