@@ -300,24 +300,30 @@ func TestAnnotateGolden(t *testing.T) {
 	}
 }
 
-// TestAnnotateSharedTraces annotates every trace in ../shared/traces (gzip
-// in, gzip out) and checks each against its input: same facts, same
+// TestAnnotateRealTraces annotates every recorded trace in
+// ../testdata/recorded and every trace in ../shared/traces when present
+// (gzip in, gzip out) and checks each against its input: same facts, same
 // findings, no new diagnostics, every example marked on its own track.
-func TestAnnotateSharedTraces(t *testing.T) {
+func TestAnnotateRealTraces(t *testing.T) {
 	if testing.Short() {
-		t.Skip("shared traces skipped in -short mode")
-	}
-	root := filepath.Join("..", "..", "shared", "traces")
-	if _, err := os.Stat(root); err != nil {
-		t.Skipf("shared traces skipped: %s not present", root)
+		t.Skip("real traces skipped in -short mode")
 	}
 	var paths []string
-	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && engine.IsTraceName(p) && !strings.HasPrefix(d.Name(), "REFERENCE") {
-			paths = append(paths, p)
-		}
-		return nil
-	})
+	walk := func(root string) {
+		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && engine.IsTraceName(p) && !strings.HasPrefix(d.Name(), "REFERENCE") {
+				paths = append(paths, p)
+			}
+			return nil
+		})
+	}
+	walk(filepath.Join("..", "testdata", "recorded"))
+	shared := filepath.Join("..", "..", "shared", "traces")
+	if _, err := os.Stat(shared); err != nil {
+		t.Logf("shared traces skipped: %s not present", shared)
+	} else {
+		walk(shared)
+	}
 	dir := t.TempDir()
 	checked, examples, autoChecked := 0, 0, 0
 	for k, p := range paths {
@@ -357,9 +363,9 @@ func TestAnnotateSharedTraces(t *testing.T) {
 			examples += len(f.Examples)
 		}
 	}
-	t.Logf("annotated %d shared traces (%d example events marked; %d without steps also checked with --step-marker auto)", checked, examples, autoChecked)
+	t.Logf("annotated %d real traces (%d example events marked; %d without steps also checked with --step-marker auto)", checked, examples, autoChecked)
 	if checked == 0 {
-		t.Skip("no shared Kineto traces found")
+		t.Skip("no real Kineto traces found")
 	}
 }
 
