@@ -111,8 +111,9 @@ func AnnotateResult(out string, r *engine.Result) error {
 // AnnotateTrace copies the uncompressed Chrome-trace JSON from src to w,
 // adding the findings' events at the end of its traceEvents array (or of
 // the top-level array of a bare-array trace). It reads src once, holding
-// only a fixed-size buffer and the set of pids: the input is never held
-// whole. It fails when the input has no traceEvents array or ends before
+// a fixed-size buffer, the set of pids (bounded) and the spelling of the
+// example events' ids: the input is never held whole. Offsets in errors
+// are in uncompressed bytes. It fails when the input has no traceEvents array or ends before
 // the array closes (a cut trace), naming the byte offset.
 func AnnotateTrace(w io.Writer, src io.Reader, findings []rules.Finding) error {
 	sc := newSpliceScan(findings)
@@ -141,8 +142,10 @@ func AnnotateTrace(w io.Writer, src io.Reader, findings []rules.Finding) error {
 			if rerr != nil {
 				return fmt.Errorf("read trace: %w", rerr)
 			}
-			_, err = io.Copy(w, src)
-			return err
+			if _, err := io.Copy(w, src); err != nil {
+				return fmt.Errorf("copy trace after byte %d: %w", off+int64(n), err)
+			}
+			return nil
 		}
 		if sc.err != nil {
 			return fmt.Errorf("byte %d: %w", off+sc.errAt, sc.err)
