@@ -36,11 +36,15 @@ type traceView struct {
 	Size   string // "12.34 MiB, gzip" or ""
 	Device string // device name, "" when unknown
 	// DeviceLabel is what every report shows for the device: the name,
-	// else "unknown GPU", "no GPU events" or "CPU only".
+	// else "unknown GPU", "no GPU events", "CPU only" or, for the legacy
+	// autograd-profiler export, "CPU only, legacy export of a PyTorch without Kineto".
 	DeviceLabel string
 	HasGPU      bool
 	// GPUActivityMissing: launches were recorded but no GPU events.
 	GPUActivityMissing bool
+	// LegacyExport: the legacy autograd-profiler export (PyTorch without
+	// Kineto, facts.Facts.LegacyExport).
+	LegacyExport bool
 	Rank               string // "rank 0 of 8", "" when unknown
 	Steps              int
 	HasSteps           bool
@@ -150,6 +154,7 @@ func buildView(i int, tr *engine.TraceResult) traceView {
 		}
 		v.HasGPU = f.HasGPU
 		v.GPUActivityMissing = f.GPUActivityMissing
+		v.LegacyExport = f.LegacyExport
 		switch {
 		case f.Rank != nil && f.WorldSize != nil:
 			v.Rank = fmt.Sprintf("rank %d of %d", *f.Rank, *f.WorldSize)
@@ -199,6 +204,8 @@ func deviceLabel(v traceView) string {
 		return "unknown GPU"
 	case v.GPUActivityMissing:
 		return "no GPU events"
+	case v.LegacyExport:
+		return "CPU only, legacy export of a PyTorch without Kineto"
 	}
 	return "CPU only"
 }

@@ -27,6 +27,7 @@ const (
 	HintPeak    = "the primary GPU is not in the device peak table (engine/facts/devices.go: vendor datasheet peaks by deviceProperties name and SM/CU count), or the trace gives no device name: kernel efficiency needs the device's peak FLOP/s and bandwidth"
 	HintModel   = "no matmul, convolution or attention operator with recorded shapes launched kernels in the window (record_shapes=True records Input Dims)"
 	HintOptim   = "no Optimizer.step#... / Optimizer.zero_grad#... span was recorded (inference traces have none): profile training steps that call optimizer.step()"
+	HintLegacy  = "the trace is the legacy autograd-profiler export of a PyTorch build without Kineto (torch.autograd.kineto_available() is False), which drops record_shapes, with_stack and profile_memory: re-profile with a PyTorch build that has Kineto (the pytorch.org wheels)"
 )
 
 // needHints names, for each capability a fact can need, the profiler
@@ -70,6 +71,23 @@ func hintFor(missing []string, f *facts.Facts) string {
 	cuda := HintCUDA
 	if f.UnsupportedAccelerator != nil && *f.UnsupportedAccelerator != "" {
 		cuda = HintAccel // asking for CUDA activity would not help
+	}
+	if f.LegacyExport {
+		// No profiler option helps: the export cannot carry them.
+		for _, name := range missing {
+			switch name {
+			case "has_shapes", "has_stack", "has_memory":
+				return HintLegacy
+			}
+			if def, ok := facts.Lookup(name); ok {
+				for _, need := range def.Needs {
+					switch need {
+					case facts.NeedMemory, facts.NeedShapes:
+						return HintLegacy
+					}
+				}
+			}
+		}
 	}
 	for _, name := range missing {
 		explained := true

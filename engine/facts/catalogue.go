@@ -223,6 +223,7 @@ var Catalogue = []Def{
 	{Name: "has_shapes", Unit: UnitBool, Definition: "the trace shows Input Dims args or record_shapes set", Source: srcDesign},
 	{Name: "has_stack", Unit: UnitBool, Definition: "the trace shows Call stack args or python_function events, or with_stack set", Source: srcDesign},
 	{Name: "has_memory", Unit: UnitBool, Definition: "the trace has [memory] events or profile_memory set", Source: srcDesign},
+	{Name: "legacy_export", Unit: UnitBool, Definition: "the trace is the legacy autograd-profiler export of a PyTorch build without Kineto: every event has pid \"CPU functions\" and no cat, so shapes, stacks, memory and GPU activity are never recorded", Source: srcHere},
 	{Name: "rank", Unit: UnitID, Definition: "distributedInfo.rank; when several traces are analyzed together without it, the rank number in the file name (rank3, worker3)", Source: srcDesign, Needs: []Need{NeedRankID}},
 	{Name: "world_size", Unit: UnitCount, Definition: "distributedInfo.world_size", Source: srcDesign, Needs: []Need{NeedDistInfo}, Direction: LowerBetter},
 	{Name: "primary_device", Unit: UnitID, Definition: "the device with the largest summed kernel time (ties: smallest id); device = args.device, else pid", Source: srcDesign, Needs: []Need{NeedGPU}},

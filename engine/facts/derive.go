@@ -135,9 +135,28 @@ func Derive(t *trace.Trace, cfg Config) *Facts {
 func (d *deriver) capabilities() {
 	t, f := d.t, d.f
 	f.HasShapes, f.HasStack, f.HasMemory = t.RecordShapes, t.WithStack, t.ProfileMemory
+	f.LegacyExport = legacyExport(t)
 	if t.Distributed != nil {
 		f.Rank, f.WorldSize = t.Distributed.Rank, t.Distributed.WorldSize
 	}
+}
+
+// legacyExport reports whether the trace is the legacy autograd-profiler
+// export (Facts.LegacyExport), from its first events: some on pid "CPU
+// functions", none in a Kineto category (events added later, such as an
+// annotated copy's, carry categories of their own and do not count).
+func legacyExport(t *trace.Trace) bool {
+	seen := false
+	for i := range min(len(t.Events), 4096) {
+		e := &t.Events[i]
+		if e.Cat != trace.CatNone && e.Cat != trace.CatOther {
+			return false
+		}
+		if e.Cat == trace.CatNone && t.IDString(e.PID) == "CPU functions" {
+			seen = true
+		}
+	}
+	return seen
 }
 
 // indexTimelines lists the GPU activity and the runtime calls once, so the

@@ -44,6 +44,12 @@ type Facts struct {
 	HasShapes bool `json:"has_shapes" expr:"has_shapes"` // record_shapes=True (Input Dims args)
 	HasStack  bool `json:"has_stack" expr:"has_stack"`   // with_stack=True (Call stack args, python_function events)
 	HasMemory bool `json:"has_memory" expr:"has_memory"` // profile_memory=True ([memory] events)
+	// LegacyExport is true for the legacy autograd-profiler export that a
+	// PyTorch build without Kineto writes (torch.autograd.kineto_available()
+	// is False): a bare array of events with pid "CPU functions", no
+	// categories and no args, so no shapes, stacks, memory or GPU activity
+	// whatever the profiler options asked for.
+	LegacyExport bool `json:"legacy_export" expr:"legacy_export"`
 
 	Rank      *int64 `json:"rank" expr:"rank"`             // distributedInfo.rank
 	WorldSize *int64 `json:"world_size" expr:"world_size"` // distributedInfo.world_size

@@ -59,6 +59,7 @@ package stepdoctor.rules.elementwise_fusion
 import rego.v1
 
 import data.stepdoctor.lib
+import data.stepdoctor.rules.optimizer_foreach
 
 params := data.stepdoctor.params["elementwise-fusion"]
 
@@ -75,13 +76,25 @@ longest := sprintf("; the longest (%d %s, %s) runs %s%s%s", [
 fix := "compiled" if lib.compiled
 else := "default"
 
+# optimizer_share: on a CPU job whose longest chain is a single-tensor
+# optimizer's per-parameter update, the time optimizer-foreach claims is
+# not claimed again here.
+optimizer_share := optimizer_foreach.claim if {
+	input.has_gpu == false
+	c := input.elementwise_chain_top[0]
+	every op in c.ops {
+		op in lib.optimizer_update_ops
+	}
+} else := 0
+
 finding contains f if {
 	n := input.elementwise_chain_count
 	n >= 1
 	ratio := input.elementwise_chain_time_ratio
 	ratio >= params.min_time_ratio
 	mean_len := input.elementwise_chain_kernels / n
-	impact := ratio * (1 - (1 / max([1, mean_len])))
+	impact := max([0, ratio * (1 - (1 / max([1, mean_len]))) - optimizer_share])
+	impact > 0
 	f := {
 		"msg": sprintf("%d chains of short elementwise %s (%d %s, %s per chain) take %s %s%s; fusing each chain into one kernel (torch.compile) removes most of it", [n, unit, input.elementwise_chain_kernels, unit, lib.fixed(mean_len, 1), lib.pct(ratio), lib.of_time, longest]),
 		"impact": impact,

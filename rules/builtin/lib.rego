@@ -135,3 +135,12 @@ ddp_broadcast_note := "; the unflatten_dense_tensors in DistributedDataParallel.
 	c.name in {"aten::unflatten_dense_tensors", "aten::_broadcast_coalesced", "c10d::broadcast_"}
 	contains(c.scope, "DistributedDataParallel.forward")
 } else := ""
+
+# optimizer_update_ops are the operators a single-tensor optimizer step
+# runs per parameter (torch/optim/adam.py, sgd.py, ... _single_tensor_*):
+# their repeats and chains are optimizer-foreach's to fix.
+optimizer_update_ops := {
+	"aten::add_", "aten::mul_", "aten::addcmul_", "aten::addcdiv_", "aten::sqrt", "aten::sqrt_",
+	"aten::div", "aten::div_", "aten::lerp_", "aten::sub_", "aten::maximum", "aten::neg", "aten::mul",
+	"aten::add", "aten::copy_", "aten::clamp_", "aten::sign", "aten::zero_",
+}

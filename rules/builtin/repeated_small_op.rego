@@ -63,7 +63,17 @@ import data.stepdoctor.lib
 
 params := data.stepdoctor.params["repeated-small-op"]
 
-applies if input.repeated_small_op_calls_per_step >= params.min_calls_per_step
+applies if {
+	input.repeated_small_op_calls_per_step >= params.min_calls_per_step
+	not optimizer_op
+}
+
+# optimizer_op holds for a per-parameter update op of a single-tensor
+# optimizer: optimizer-foreach owns that time.
+optimizer_op if {
+	input.optimizer_single_tensor == true
+	input.repeated_small_op_name in lib.optimizer_update_ops
+}
 
 host_idle := lib.host_issue_idle if {
 	input.gpu_idle_launch_ratio != null

@@ -25,9 +25,10 @@
 #           opt.zero_grad(set_to_none=True)
 #   ```
 #
-#   **Impact estimate.** On a CPU job, `optimizer_time_ratio x 0.5`: the
-#   per-sample share of the optimizer halves when the batch doubles
-#   (measured optimizer time). On a GPU job 0: the GPU idle during the
+#   **Impact estimate.** On a CPU job, `(optimizer_time_ratio - what
+#   optimizer-foreach claims) x 0.5`: the per-sample share of the optimizer
+#   halves when the batch doubles (measured optimizer time); a single-tensor
+#   optimizer's per-parameter dispatch is fixed by `foreach=True` first. On a GPU job 0: the GPU idle during the
 #   optimizer is optimizer-foreach's and optimizer-zero-grad's, and the
 #   tiny kernels launch-bound's.
 #
@@ -48,17 +49,21 @@ package stepdoctor.rules.small_batch
 import rego.v1
 
 import data.stepdoctor.lib
+import data.stepdoctor.rules.optimizer_foreach
 
 params := data.stepdoctor.params["small-batch"]
 
-impact := input.optimizer_time_ratio * 0.5 if input.has_gpu == false
+impact := max([0, input.optimizer_time_ratio - optimizer_foreach.claim]) * 0.5 if input.has_gpu == false
 else := 0
+
+first := "; the optimizer also runs the single-tensor implementation: pass foreach=True first (optimizer-foreach)" if optimizer_foreach.claim > 0
+else := ""
 
 finding contains f if {
 	input.optimizer_time_ratio >= params.min_optimizer_ratio
 	f := {
-		"msg": sprintf("Optimizer.step and zero_grad take %s %s: fixed per-step costs dominate a small batch; a larger batch (or gradient accumulation) spreads them over more samples", [
-			lib.pct(input.optimizer_time_ratio), lib.of_time,
+		"msg": sprintf("Optimizer.step and zero_grad take %s %s: fixed per-step costs dominate a small batch; a larger batch (or gradient accumulation) spreads them over more samples%s", [
+			lib.pct(input.optimizer_time_ratio), lib.of_time, first,
 		]),
 		"impact": impact,
 		"severity": lib.severity(impact, "high"),
