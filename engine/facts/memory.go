@@ -21,7 +21,9 @@ type MemoryDevice struct {
 	// raised so that it never goes below zero, and what was allocated
 	// before the trace began is unknown, so every value is a lower bound.
 	AllocatedKnown bool `json:"allocated_known"`
-	HasReserved    bool `json:"has_reserved"` // the events carry Total Reserved
+	// HasReserved: the events carry a Total Reserved above 0 (the CPU's
+	// is always 0: it has no caching allocator).
+	HasReserved bool `json:"has_reserved"`
 	// PeakAllocatedBytes is the largest allocated value, first reached
 	// at PeakOffsetUS by an allocation inside operator PeakOp: the
 	// innermost CPU operator enclosing that [memory] event on its
@@ -33,7 +35,7 @@ type MemoryDevice struct {
 	// FragmentationRatio (reserved - allocated) / reserved there: the
 	// share of the caching allocator's segments that is cached but not
 	// allocated (PyTorch docs, CUDA memory management). MaxReservedBytes
-	// is the largest Total Reserved. Null without Total Reserved.
+	// is the largest Total Reserved. Null without has_reserved.
 	PeakReservedBytes  *int64   `json:"peak_reserved_bytes"`
 	FragmentationRatio *float64 `json:"fragmentation_ratio"`
 	MaxReservedBytes   *int64   `json:"max_reserved_bytes"`
@@ -232,7 +234,7 @@ func (d *deriver) memoryDevice(m *memDev) (MemoryDevice, []int64) {
 	}
 	for _, x := range s {
 		md.AllocatedKnown = md.AllocatedKnown || x.total >= 0
-		md.HasReserved = md.HasReserved || x.reserved >= 0
+		md.HasReserved = md.HasReserved || x.reserved > 0
 	}
 	alloc := make([]int64, len(s))
 	reserved := make([]int64, len(s))

@@ -11,11 +11,11 @@ func (b *Builder) Memory(ts float64, bytes, allocated, reserved int64) *Builder 
 }
 
 // CPUMemory appends a [memory] instant of the 2022+ format for host
-// memory (Device Type 0, Device Id -1).
-func (b *Builder) CPUMemory(ts float64, bytes, allocated, reserved int64) *Builder {
+// memory (Device Type 0, Device Id -1; Total Reserved is always 0).
+func (b *Builder) CPUMemory(ts float64, bytes, allocated int64) *Builder {
 	return b.memory(ts, "cpu_instant_event", map[string]any{
 		"Addr": 94000000000000 + len(b.events)*64, "Bytes": bytes, "Total Allocated": allocated,
-		"Total Reserved": reserved, "Device Type": 0, "Device Id": -1, "Ev Idx": len(b.events),
+		"Total Reserved": 0, "Device Type": 0, "Device Id": -1, "Ev Idx": len(b.events),
 	})
 }
 
@@ -80,7 +80,7 @@ func MemoryModules() *Builder {
 		const reserved = 70 * GiB
 		b.Step(k+1, t, 9000)
 		cpu += 1 << 20
-		b.CPUMemory(t+50, 1<<20, cpu, 2<<20)
+		b.CPUMemory(t+50, 1<<20, cpu)
 		b.Annotation("forward", t+100, 4000)
 		b.GPUAnnotation("forward", t+450, 2200)
 		b.Module("Model_0", t+150, 3850)
