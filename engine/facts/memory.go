@@ -225,8 +225,10 @@ func (d *deriver) memory() {
 // allocated bytes after each sample (samples sorted by time on return).
 func (d *deriver) memoryDevice(m *memDev) (MemoryDevice, []int64) {
 	s := m.samples
-	if !slices.IsSortedFunc(s, func(a, b memSample) int { return cmp.Compare(a.ts, b.ts) }) {
-		slices.SortStableFunc(s, func(a, b memSample) int { return cmp.Compare(a.ts, b.ts) })
+	// By time, then file order (i is unique, so the order is total).
+	byTime := func(a, b memSample) int { return cmp.Or(cmp.Compare(a.ts, b.ts), cmp.Compare(a.i, b.i)) }
+	if !slices.IsSortedFunc(s, byTime) {
+		slices.SortFunc(s, byTime)
 	}
 	md := MemoryDevice{Device: "CPU", DeviceID: m.id, Events: int64(len(s))}
 	if m.id >= 0 {
