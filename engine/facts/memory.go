@@ -83,11 +83,13 @@ type memSample struct {
 	bytes    int64 // args.Bytes
 	total    int64 // Total Allocated, -1 when absent
 	reserved int64 // Total Reserved, -1 when absent
+	dev      int   // position of the device in memory's list while collecting
 }
 
 // memDev collects one device's samples.
 type memDev struct {
 	id      int64
+	n       int // samples
 	samples []memSample
 }
 
@@ -108,6 +110,9 @@ func (d *deriver) memory() {
 	evs := d.t.Events
 	ma := d.t.MemArgs
 	var devs []*memDev
+	// One flat list, sized by the events that carry MemArgs (all but
+	// the oldest formats'), then grouped by device in file order.
+	all := make([]memSample, 0, len(ma))
 	j := 0
 	for i := range evs {
 		e := &evs[i]
@@ -151,7 +156,24 @@ func (d *deriver) memory() {
 			k = len(devs)
 			devs = append(devs, &memDev{id: id})
 		}
-		devs[k].samples = append(devs[k].samples, s)
+		s.dev = k
+		all = append(all, s)
+		devs[k].n++
+	}
+	// Group by device, keeping file order within each (a counting sort).
+	grouped := make([]memSample, len(all))
+	next := make([]int, len(devs))
+	for k, at := 0, 0; k < len(devs); k++ {
+		next[k] = at
+		devs[k].samples = grouped[at : at : at+devs[k].n]
+		at += devs[k].n
+	}
+	for _, x := range all {
+		grouped[next[x.dev]] = x
+		next[x.dev]++
+	}
+	for _, m := range devs {
+		m.samples = m.samples[:m.n]
 	}
 	if len(devs) == 0 {
 		return
@@ -225,10 +247,11 @@ func (d *deriver) memory() {
 // allocated bytes after each sample (samples sorted by time on return).
 func (d *deriver) memoryDevice(m *memDev) (MemoryDevice, []int64) {
 	s := m.samples
-	// By time, then file order (i is unique, so the order is total).
-	byTime := func(a, b memSample) int { return cmp.Or(cmp.Compare(a.ts, b.ts), cmp.Compare(a.i, b.i)) }
+	// By time, then file order: samples were appended in file order, and
+	// a stable sort is cheap on them (nearly in time order already).
+	byTime := func(a, b memSample) int { return cmp.Compare(a.ts, b.ts) }
 	if !slices.IsSortedFunc(s, byTime) {
-		slices.SortFunc(s, byTime)
+		slices.SortStableFunc(s, byTime)
 	}
 	md := MemoryDevice{Device: "CPU", DeviceID: m.id, Events: int64(len(s))}
 	if m.id >= 0 {

@@ -42,20 +42,56 @@ func nestOnThread(evs []trace.Event, idx []int) ([]int, []int) {
 	return idx, parent
 }
 
-// innermost returns the position in sorted (from nestOnThread) of the
-// innermost event on thread (pid, tid) whose span [start, end] holds ts,
-// or -1.
-func innermost(evs []trace.Event, sorted, parent []int, pid, tid trace.ID, ts int64) int {
-	k, _ := slices.BinarySearchFunc(sorted, ts, func(i int, t int64) int {
-		e := &evs[i]
-		return cmp.Or(cmp.Compare(e.PID, pid), cmp.Compare(e.TID, tid), cmp.Compare(e.TS, t+1))
-	})
-	k--
-	if k < 0 || evs[sorted[k]].PID != pid || evs[sorted[k]].TID != tid {
-		return -1
+// nested is a nestOnThread list with each thread's run of it, for
+// innermost.
+type nested struct {
+	idx, parent []int
+	runs        []threadRun
+	last        int // the run innermost found last (launches come in runs)
+}
+
+// threadRun is one thread's part [lo, hi) of a nested list.
+type threadRun struct {
+	th     thread
+	lo, hi int
+}
+
+// newNested sorts and nests idx (nestOnThread) and finds its runs.
+func newNested(evs []trace.Event, idx []int) *nested {
+	sorted, parent := nestOnThread(evs, idx)
+	return nestedOf(evs, sorted, parent)
+}
+
+// nestedOf wraps a list nestOnThread made.
+func nestedOf(evs []trace.Event, idx, parent []int) *nested {
+	n := &nested{idx: idx, parent: parent}
+	for k, i := range idx {
+		th := thread{evs[i].PID, evs[i].TID}
+		if l := len(n.runs) - 1; l >= 0 && n.runs[l].th == th {
+			n.runs[l].hi = k + 1
+			continue
+		}
+		n.runs = append(n.runs, threadRun{th, k, k + 1})
 	}
-	for ; k >= 0; k = parent[k] {
-		if evs[sorted[k]].End() >= ts {
+	return n
+}
+
+// innermost returns the position in n.idx of the innermost event on
+// thread (pid, tid) whose span [start, end] holds ts, or -1.
+func (n *nested) innermost(evs []trace.Event, pid, tid trace.ID, ts int64) int {
+	th := thread{pid, tid}
+	if n.last >= len(n.runs) || n.runs[n.last].th != th {
+		n.last = slices.IndexFunc(n.runs, func(r threadRun) bool { return r.th == th })
+		if n.last < 0 {
+			n.last = 0
+			return -1
+		}
+	}
+	r := n.runs[n.last]
+	seg := n.idx[r.lo:r.hi]
+	k, _ := slices.BinarySearchFunc(seg, ts, func(i int, t int64) int { return cmp.Compare(evs[i].TS, t+1) })
+	for k = r.lo + k - 1; k >= 0; k = n.parent[k] {
+		if evs[n.idx[k]].End() >= ts {
 			return k
 		}
 	}
@@ -81,7 +117,8 @@ func (d *deriver) labels() {
 	evs := d.t.Events
 	// Labels: one aggregate per name; slot maps each annotation (in
 	// nestOnThread order) to it.
-	ann, annParent := nestOnThread(evs, slices.Clone(d.annotations()))
+	an := newNested(evs, slices.Clone(d.annotations()))
+	ann, annParent := an.idx, an.parent
 	var labels []spanAgg
 	byName := map[trace.Str]int{}
 	slotOf := func(name trace.Str) int {
@@ -106,8 +143,8 @@ func (d *deriver) labels() {
 	for _, i := range d.gpuAnnots {
 		e := &evs[i]
 		if d.hasGPU && e.DeviceID() == d.primary && d.inWindow(e.TS) {
-			a := &labels[slotOf(e.Name)]
-			a.gpuSpans = append(a.gpuSpans, interval{e.TS, e.End()})
+			k := slotOf(e.Name) // may grow labels: index after it
+			labels[k].gpuSpans = append(labels[k].gpuSpans, interval{e.TS, e.End()})
 		}
 	}
 	// Modules: a node per path; modOf maps each frame to its innermost
@@ -115,6 +152,7 @@ func (d *deriver) labels() {
 	// frame to its node.
 	d.indexFrames()
 	frames, fparent := d.frames, d.frameParent
+	var fn *nested // built only when there are modules
 	var modules []spanAgg
 	var modOf, nodeOf []int
 	type pathKey struct {
@@ -163,6 +201,9 @@ func (d *deriver) labels() {
 			modules[n].spans = append(modules[n].spans, interval{e.TS, e.End()})
 		}
 	}
+	if len(modules) > 0 {
+		fn = nestedOf(evs, frames, fparent)
+	}
 	if d.hasGPU && (len(ann) > 0 || len(modules) > 0) {
 		var seen []int
 		for _, gi := range d.gpuActs {
@@ -176,7 +217,7 @@ func (d *deriver) labels() {
 			}
 			l := &evs[li]
 			seen = seen[:0]
-			for k := innermost(evs, ann, annParent, l.PID, l.TID, l.TS); k >= 0; k = annParent[k] {
+			for k := an.innermost(evs, l.PID, l.TID, l.TS); k >= 0; k = annParent[k] {
 				if s := annSlot[k]; evs[ann[k]].End() >= l.TS && !slices.Contains(seen, s) {
 					seen = append(seen, s)
 					labels[s].gpuNS += g.Dur
@@ -186,7 +227,7 @@ func (d *deriver) labels() {
 			if len(modules) == 0 {
 				continue
 			}
-			if k := innermost(evs, frames, fparent, l.PID, l.TID, l.TS); k >= 0 && modOf[k] >= 0 {
+			if k := fn.innermost(evs, l.PID, l.TID, l.TS); k >= 0 && modOf[k] >= 0 {
 				for n := nodeOf[modOf[k]]; n >= 0; n = modules[n].parent {
 					modules[n].gpuNS += g.Dur
 					modules[n].kernels++
