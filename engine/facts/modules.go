@@ -166,8 +166,7 @@ func (d *deriver) labels() {
 		if p := fparent[k]; p >= 0 && modOf != nil {
 			up = modOf[p]
 		}
-		name := d.t.Name(e)
-		if !strings.HasPrefix(name, modulePrefix) {
+		if !d.is(e, kModule) {
 			if modOf != nil {
 				modOf[k] = up
 			}
@@ -189,7 +188,7 @@ func (d *deriver) labels() {
 		if !ok {
 			n = len(modules)
 			nodes[key] = n
-			a := spanAgg{name: strings.TrimPrefix(name, modulePrefix), parent: parentNode}
+			a := spanAgg{name: strings.TrimPrefix(d.t.Name(e), modulePrefix), parent: parentNode}
 			if parentNode >= 0 {
 				a.depth = modules[parentNode].depth + 1
 			}
