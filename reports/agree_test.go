@@ -2,8 +2,12 @@ package reports
 
 import (
 	"html"
+	"io"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/stepdoctor/stepdoctor/engine"
 )
 
 // TestFormatsAgree renders one result in every format and checks that the
@@ -76,5 +80,58 @@ func TestFormatsAgree(t *testing.T) {
 				has("html", "Impact <strong>"+f.Impact+"</strong>")
 			}
 		})
+	}
+}
+
+// TestMemoryLabelsAgree: the memory summary of each device and the top
+// label and module rows read the same in text, Markdown and HTML, and the
+// JSON report carries the facts they come from.
+func TestMemoryLabelsAgree(t *testing.T) {
+	for _, name := range []string{"memory_modules", "memory_2021"} {
+		var res = sampleTrace(name)
+		for _, f := range fixtures {
+			if f.name == name {
+				res = f.make
+			}
+		}
+		r := res()
+		v := buildViews(r)[0]
+		if len(v.Series.Memory) == 0 {
+			t.Fatalf("%s: no memory rows", name)
+		}
+		txt := string(render(t, func(w io.Writer, r *engine.Result) error { return Text(w, r, Terminal{}) }, r))
+		md := string(render(t, Markdown, r))
+		page := html.UnescapeString(string(render(t, HTML, r)))
+		js := string(render(t, JSON, r))
+		for _, m := range v.Series.Memory {
+			if !strings.Contains(txt, "memory: "+m.Summary) || !strings.Contains(md, "- "+mdText(m.Summary)+".") || !strings.Contains(page, m.Summary+".") {
+				t.Errorf("%s: summary %q missing from a format", name, m.Summary)
+			}
+			if m.StartNote != "" && (!strings.Contains(txt, m.StartNote) || !strings.Contains(md, mdText(m.StartNote)) || !strings.Contains(page, m.StartNote)) {
+				t.Errorf("%s: start note missing from a format", name)
+			}
+			if !strings.Contains(md, "| "+mdCell(m.Device)+" | "+strconv.FormatInt(m.Events, 10)+" | "+m.Peak+" | "+m.PeakAt+" |") {
+				t.Errorf("%s: Markdown lacks the %s row", name, m.Device)
+			}
+		}
+		if !strings.Contains(js, `"peak_allocated_bytes"`) || !strings.Contains(js, `"curve"`) {
+			t.Errorf("%s: JSON lacks the memory table", name)
+		}
+		for _, rows := range [][]labelRow{v.Series.Labels, v.Series.Modules} {
+			for _, l := range rows {
+				if !strings.Contains(txt, l.CPU+"  ") || !strings.Contains(txt, "  "+l.Name+"\n") {
+					t.Errorf("%s: text lacks %+v", name, l)
+				}
+				if !strings.Contains(md, "| "+mdCell(l.Name)+" | "+strconv.FormatInt(l.Calls, 10)+" | "+l.CPU+" | "+l.PerStep+" | "+l.Share+" | "+l.GPU+" |") {
+					t.Errorf("%s: Markdown lacks %+v", name, l)
+				}
+				if !strings.Contains(page, "<td class=\"name mono\">"+l.Name+"</td><td class=\"num\">"+strconv.FormatInt(l.Calls, 10)+"</td><td class=\"num\">"+l.CPU+"</td>") {
+					t.Errorf("%s: HTML lacks %+v", name, l)
+				}
+				if !strings.Contains(js, `"name": "`+l.Name[strings.LastIndexByte(l.Name, '/')+1:]+`"`) {
+					t.Errorf("%s: JSON lacks %s", name, l.Name)
+				}
+			}
+		}
 	}
 }

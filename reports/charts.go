@@ -25,16 +25,19 @@ const (
 // All numbers are preformatted (fixed precision) so output is
 // deterministic; all strings are escaped by html/template.
 type svgChart struct {
-	ID     string // unique per page, for aria-labelledby
-	Title  string
-	Desc   string // text alternative
-	W, H   string
-	Class  string // extra class on the <svg>
-	Rects  []svgRect
-	Lines  []svgLine
-	Texts  []svgText
-	Legend []legendItem
-	Note   string // shown under the chart, e.g. "first 120 of 300 steps"
+	ID    string // unique per page, for aria-labelledby
+	Title string
+	Desc  string // text alternative
+	W, H  string
+	Class string // extra class on the <svg>
+	Rects []svgRect
+	Lines []svgLine
+	// Polylines are drawn after the rectangles (curves over shading).
+	Polylines []svgPolyline
+	Marks     []svgRect // drawn over the polylines
+	Texts     []svgText
+	Legend    []legendItem
+	Note      string // shown under the chart, e.g. "first 120 of 300 steps"
 }
 
 type svgRect struct {
@@ -44,6 +47,9 @@ type svgRect struct {
 }
 
 type svgLine struct{ X1, Y1, X2, Y2 string }
+
+// svgPolyline is a line through Points ("x,y x,y ..."), styled by Class.
+type svgPolyline struct{ Class, Points string }
 
 type svgText struct {
 	X, Y   string

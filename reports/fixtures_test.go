@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"github.com/stepdoctor/stepdoctor/engine"
 	"github.com/stepdoctor/stepdoctor/engine/facts"
 	"github.com/stepdoctor/stepdoctor/engine/trace"
+	"github.com/stepdoctor/stepdoctor/engine/trace/tracetest"
 	"github.com/stepdoctor/stepdoctor/rules"
 )
 
@@ -293,6 +295,12 @@ func hostile() *engine.Result {
 		Timeline:   []facts.TimelineSpan{{OffsetUS: 0, DurUS: 5, Kind: "busy"}, {OffsetUS: 5, DurUS: 5, Kind: evil}},
 		TopKernels: []facts.KernelStat{{Name: evil, Count: 1, TotalUS: 5, MeanUS: 5, MaxUS: 5}},
 		TopOps:     []facts.OpStat{{Name: evil, Calls: 1, SelfCPUUS: 3, TotalCPUUS: 3}},
+		Memory: []facts.MemoryDevice{{Device: evil, DeviceID: 0, Events: 2, PeakAllocatedBytes: 2048, PeakOffsetUS: 5, PeakOp: evil,
+			PeakReservedBytes: i64(4096), FragmentationRatio: f64(0.5), MaxReservedBytes: i64(4096), HasReserved: true,
+			Curve: []facts.MemoryPoint{{OffsetUS: 1, AllocatedBytes: 1024, ReservedBytes: 4096}, {OffsetUS: 5, AllocatedBytes: 2048, ReservedBytes: 4096}},
+			Steps: []facts.MemoryStep{{Step: evil, OffsetUS: 0, DurUS: 10, Allocs: 2, PeakAllocatedBytes: 2048, EndAllocatedBytes: 2048}}}},
+		Labels:  []facts.LabelStat{{Name: evil, Calls: 1, TotalUS: 4, GPUUS: 2, Kernels: 1, GPUSpanUS: f64(3)}},
+		Modules: []facts.LabelStat{{Name: evil, Path: evil + "/" + evil, Depth: 1, Calls: 1, TotalUS: 4, GPUUS: 2, Kernels: 1}},
 	}
 	tr := &engine.TraceResult{
 		Input: engine.Input{Path: "runs/" + evil + ".json"},
@@ -423,3 +431,19 @@ func sampleTrace(name string) func() *engine.Result {
 }
 
 func f64p(v float64) *float64 { return &v }
+
+// builtTrace analyses a trace that engine/trace/tracetest builds (not
+// one of the sample files) with the built-in rules, read from stdin and
+// shown as tracetest/NAME.json.
+func builtTrace(name string, build func() *tracetest.Builder) func() *engine.Result {
+	return func() *engine.Result {
+		r, err := engine.Analyze(context.Background(), engine.Options{Paths: []string{"-"}, Stdin: bytes.NewReader(build().JSON())})
+		if err != nil {
+			panic(fmt.Sprintf("analyze %s: %v", name, err))
+		}
+		for _, tr := range r.Traces {
+			tr.Input.Path = "tracetest/" + name + ".json"
+		}
+		return r
+	}
+}

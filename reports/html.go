@@ -64,6 +64,9 @@ type htmlTrace struct {
 	KernelChart    *svgChart
 	OpChart        *svgChart
 	RooflineChart  *svgChart
+	// MemoryCharts holds one curve per device of Series.Memory (none on a
+	// page of several traces: the tables stay).
+	MemoryCharts []*svgChart
 	// FactRows are the facts the page lists: all of them for one trace;
 	// none with several (the JSON report and each rank alone have them).
 	FactRows []factRow
@@ -170,6 +173,8 @@ func HTML(w io.Writer, r *engine.Result) error {
 			// would, and the JSON report has every fact and row.
 			ht.Series.KernelRows = ht.Series.KernelRows[:min(len(ht.Series.KernelRows), manyTopRows)]
 			ht.Series.OpRows = ht.Series.OpRows[:min(len(ht.Series.OpRows), manyTopRows)]
+			ht.Series.Labels = ht.Series.Labels[:min(len(ht.Series.Labels), manyTopRows)]
+			ht.Series.Modules = ht.Series.Modules[:min(len(ht.Series.Modules), manyTopRows)]
 			ht.FactRows = nil            // per-rank facts: the JSON report, or this rank analyzed alone
 			if len(v.Series.Steps) < 2 { // one bar: the role table says the same
 				ht.BreakdownChart = nil
@@ -182,6 +187,11 @@ func HTML(w io.Writer, r *engine.Result) error {
 			ht.KernelChart = kernelChart(v.Index, v.Series)
 			ht.OpChart = opChart(v.Index, v.Series)
 			ht.RooflineChart = rooflineChart(v.Index, v.Series)
+			for k, m := range v.Series.Memory {
+				if c := memoryChart(fmt.Sprintf("memory-%d-%d", v.Index, k), m); c != nil {
+					ht.MemoryCharts = append(ht.MemoryCharts, c)
+				}
+			}
 		}
 		page.Traces = append(page.Traces, ht)
 	}

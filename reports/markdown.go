@@ -164,6 +164,8 @@ func mdTrace(b *strings.Builder, v traceView, lim mdLimits, many bool) {
 
 	mdFindings(b, v, lim)
 	mdSeries(b, v, lim)
+	mdMemory(b, v, lim)
+	mdLabels(b, v, lim)
 	mdFacts(b, v, lim)
 	mdNotEvaluated(b, v, lim)
 	mdHealth(b, v, lim)
@@ -552,4 +554,78 @@ func mdCollectives(b *strings.Builder, rows []collRow) {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdCell(r.Kind), mdCell(r.Group), r.Count, mdCell(r.Bytes), r.Time, r.Exposed, r.AlgBW, r.BusBW)
 	}
 	b.WriteString("\n")
+}
+
+// mdMemory writes the memory section: one line per device, the device
+// table and, within the row limit, each device's per-step table.
+func mdMemory(b *strings.Builder, v traceView, lim mdLimits) {
+	mem := v.Series.Memory
+	if len(mem) == 0 {
+		return
+	}
+	b.WriteString("### Memory\n\n")
+	for _, m := range mem {
+		fmt.Fprintf(b, "- %s.", mdText(m.Summary))
+		if m.StartNote != "" {
+			fmt.Fprintf(b, " Note: %s.", mdText(m.StartNote))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n| Device | Events | Peak allocated | At | Operator at the peak | Reserved at the peak | Cached, unallocated | Max reserved | Allocations / step |\n|---|---:|---:|---:|---|---:|---:|---:|---:|\n")
+	for _, m := range mem {
+		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", mdCell(m.Device), m.Events, m.Peak, m.PeakAt, mdCell(shorten(m.PeakOp, 120)), m.Reserved, m.Fragmentation, m.MaxReserved, m.AllocsPerStep)
+	}
+	b.WriteString("\n")
+	if lim.tableRows == 0 {
+		return
+	}
+	for _, m := range mem {
+		if len(m.Steps) == 0 {
+			continue
+		}
+		rows := m.Steps[:min(len(m.Steps), lim.tableRows)]
+		fmt.Fprintf(b, "<details><summary>%s per step (%d steps)</summary>\n\n", mdText(m.Device), len(m.Steps))
+		b.WriteString("| Step | Allocations | Peak allocated | Allocated at its end |\n|---|---:|---:|---:|\n")
+		for _, st := range rows {
+			fmt.Fprintf(b, "| %s | %d | %s | %s |\n", mdCell(st.Label), st.Allocs, st.Peak, st.AtEnd)
+		}
+		b.WriteString("\n")
+		if len(rows) < len(m.Steps) {
+			fmt.Fprintf(b, "_Showing %d of %d steps._\n\n", len(rows), len(m.Steps))
+		}
+		b.WriteString("</details>\n\n")
+	}
+}
+
+// mdLabels writes the record_function label and nn.Module tables.
+func mdLabels(b *strings.Builder, v traceView, lim mdLimits) {
+	s := v.Series
+	if len(s.Labels) == 0 && len(s.Modules) == 0 {
+		return
+	}
+	b.WriteString("### Labels and modules\n\n")
+	b.WriteString("Host time is the union of the spans in the window; GPU time sums the primary GPU's kernels launched from inside them (by correlation id); GPU span is the union of the label's gpu_user_annotation ranges. A module's time includes its submodules'.\n\n")
+	n := max(lim.tableRows, 3)
+	if len(s.Labels) > 0 {
+		rows := s.Labels[:min(len(s.Labels), n)]
+		b.WriteString("| record_function label | Calls | Host time | Host / step | Share | GPU time | Kernels | GPU span |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+		for _, l := range rows {
+			fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %d | %s |\n", mdCell(shorten(l.Name, 120)), l.Calls, l.CPU, l.PerStep, l.Share, l.GPU, l.Kernels, l.GPUSpan)
+		}
+		b.WriteString("\n")
+		if len(rows) < len(s.Labels) {
+			fmt.Fprintf(b, "_Showing %d of %d labels; the HTML report lists %d._\n\n", len(rows), len(s.Labels), len(s.Labels))
+		}
+	}
+	if len(s.Modules) > 0 {
+		rows := s.Modules[:min(len(s.Modules), n)]
+		b.WriteString("| nn.Module (path) | Calls | Host time | Host / step | Share | GPU time | Kernels |\n|---|---:|---:|---:|---:|---:|---:|\n")
+		for _, l := range rows {
+			fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %d |\n", mdCell(shorten(l.Name, 160)), l.Calls, l.CPU, l.PerStep, l.Share, l.GPU, l.Kernels)
+		}
+		b.WriteString("\n")
+		if len(rows) < len(s.Modules) {
+			fmt.Fprintf(b, "_Showing %d of %d modules; the HTML report lists %d._\n\n", len(rows), len(s.Modules), len(s.Modules))
+		}
+	}
 }

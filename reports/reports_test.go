@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/stepdoctor/stepdoctor/engine"
+	"github.com/stepdoctor/stepdoctor/engine/trace/tracetest"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
 	gmhtml "github.com/yuin/goldmark/renderer/html"
@@ -44,6 +45,8 @@ var fixtures = []struct {
 	{"sample_dataloader_bound", sampleTrace("dataloader_bound")},
 	{"sample_healthy", sampleTrace("healthy")},
 	{"sample_launch_bound", sampleTrace("launch_bound")},
+	{"memory_modules", builtTrace("memory_modules", tracetest.MemoryModules)},
+	{"memory_2021", builtTrace("memory_2021", tracetest.Memory2021)},
 }
 
 func render(t *testing.T, fn func(io.Writer, *engine.Result) error, r *engine.Result) []byte {

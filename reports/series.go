@@ -39,15 +39,18 @@ type seriesView struct {
 	OpSelfCPUTotal float64        // sum of SelfCPUUS over TopOps
 
 	// The same data formatted once for every renderer.
-	Busy       string      // GPU busy share of W ("7.4%"), the fact gpu_busy_ratio; nullMark without it
-	Window     string      // |W| as a duration: what Busy and Idle are shares of
-	Idle       []shareRow  // IdleCauses: label and share of W
-	RoleRows   []shareRow  // StepRoles: label, time per step and share of the step sum
-	StepRows   []stepRow   // Steps, in order
-	MeanStep   string      // mean step duration of Steps
-	KernelRows []kernelRow // TopKernels
-	OpRows     []opRow     // TopOps
-	CollRows   []collRow   // the collectives table (collective_stats)
+	Busy       string       // GPU busy share of W ("7.4%"), the fact gpu_busy_ratio; nullMark without it
+	Window     string       // |W| as a duration: what Busy and Idle are shares of
+	Idle       []shareRow   // IdleCauses: label and share of W
+	RoleRows   []shareRow   // StepRoles: label, time per step and share of the step sum
+	StepRows   []stepRow    // Steps, in order
+	MeanStep   string       // mean step duration of Steps
+	KernelRows []kernelRow  // TopKernels
+	OpRows     []opRow      // TopOps
+	CollRows   []collRow    // the collectives table (collective_stats)
+	Memory     []memoryView // per device (profile_memory), GPUs first
+	Labels     []labelRow   // top record_function labels
+	Modules    []labelRow   // top nn.Modules, by path
 }
 
 // collRow is one row of the collectives table, formatted.
@@ -206,6 +209,9 @@ func buildSeriesCore(f *facts.Facts) seriesView {
 	}
 	s.TopKernels = f.TopKernels
 	s.CollRows = collRows(f.CollectiveStats)
+	s.Memory = buildMemory(f)
+	s.Labels = buildLabels(f.Labels, f.StepsCount)
+	s.Modules = buildLabels(f.Modules, f.StepsCount)
 	for _, k := range s.TopKernels {
 		s.KernelTotalUS += nonNeg(k.TotalUS)
 	}

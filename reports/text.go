@@ -114,6 +114,14 @@ func Text(w io.Writer, r *engine.Result, t Terminal) error {
 			k := sv.KernelRows[0]
 			fmt.Fprintf(&b, "  top kernel: %s (%s, %s of kernel time)\n", shorten(k.Name, 80), k.Total, k.Share)
 		}
+		for _, m := range v.Series.Memory {
+			fmt.Fprintf(&b, "  memory: %s\n", m.Summary)
+			if m.StartNote != "" {
+				fmt.Fprintf(&b, "    (%s)\n", m.StartNote)
+			}
+		}
+		textLabels(&b, "record_function labels", v.Series.Labels)
+		textLabels(&b, "nn.Modules", v.Series.Modules)
 		if len(v.Findings) == 0 && len(v.Minor) == 0 {
 			b.WriteString("  no findings\n")
 		}
@@ -178,4 +186,16 @@ func Text(w io.Writer, r *engine.Result, t Terminal) error {
 		return fmt.Errorf("write text: %w", err)
 	}
 	return nil
+}
+
+// textLabels lists label or module rows: host time, GPU time, calls and
+// name, one per line.
+func textLabels(b *strings.Builder, title string, rows []labelRow) {
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "  %s (host time, GPU time, calls):\n", title)
+	for _, l := range rows {
+		fmt.Fprintf(b, "    %10s  %10s  %6d  %s\n", l.CPU, l.GPU, l.Calls, shorten(l.Name, 100))
+	}
 }

@@ -45,9 +45,9 @@ type traceView struct {
 	// LegacyExport: the legacy autograd-profiler export (PyTorch without
 	// Kineto, facts.Facts.LegacyExport).
 	LegacyExport bool
-	Rank               string // "rank 0 of 8", "" when unknown
-	Steps              int
-	HasSteps           bool
+	Rank         string // "rank 0 of 8", "" when unknown
+	Steps        int
+	HasSteps     bool
 	// StepsLabel says how many steps there are and what marked them, or
 	// that there are none (and the marker --step-marker auto would use).
 	StepsLabel string

@@ -10,24 +10,25 @@ import (
 
 // Profiler options that make facts available, used in NotEvaluated hints.
 const (
-	HintCUDA    = "no GPU activity in the trace: a CPU-only job has none; for a GPU job, re-profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]"
-	HintSteps   = "profile with schedule=torch.profiler.schedule(wait=1, warmup=1, active=3) and call prof.step() every iteration"
-	HintShapes  = "re-profile with record_shapes=True"
-	HintStack   = "re-profile with with_stack=True"
-	HintMemory  = "re-profile with profile_memory=True"
-	HintDist    = "the trace has no distributedInfo: profile each rank of the torch.distributed job (tensorboard_trace_handler writes one file per rank)"
-	HintDevice  = "the trace has no deviceProperties for the primary GPU: re-profile with ProfilerActivity.CUDA on PyTorch 1.9 or later"
-	HintLoader  = "no DataLoader iteration (enumerate(DataLoader)#...__next__) was recorded: profile the loop that iterates the DataLoader, inside the profiled steps"
-	HintLaunch  = "no kernel had a matching launch (cudaLaunchKernel) in the trace: re-profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] together"
-	HintKernels = "no kernel of the primary device started inside the analysis window: profile steps that run GPU work"
-	HintComm    = "no NCCL/RCCL communication kernel ran in the window: the GPUs exchanged nothing (a single-process job, or collectives on the host with gloo)"
-	HintRanks   = "only one rank was given: analyze the traces of all ranks together (the directory tensorboard_trace_handler wrote, one file per rank)"
-	HintTrain   = "the trace shows no backward pass nor optimizer step (inference): training rules do not apply"
-	HintAccel   = "the device is not a CUDA or ROCm GPU: GPU rules do not apply to this accelerator"
-	HintPeak    = "the primary GPU is not in the device peak table (engine/facts/devices.go: vendor datasheet peaks by deviceProperties name and SM/CU count), or the trace gives no device name: kernel efficiency needs the device's peak FLOP/s and bandwidth"
-	HintModel   = "no matmul, convolution or attention operator with recorded shapes launched kernels in the window (record_shapes=True records Input Dims)"
-	HintOptim   = "no Optimizer.step#... / Optimizer.zero_grad#... span was recorded (inference traces have none): profile training steps that call optimizer.step()"
-	HintLegacy  = "the trace is the legacy autograd-profiler export of a PyTorch build without Kineto (torch.autograd.kineto_available() is False), which drops record_shapes, with_stack and profile_memory: re-profile with a PyTorch build that has Kineto (the pytorch.org wheels)"
+	HintCUDA     = "no GPU activity in the trace: a CPU-only job has none; for a GPU job, re-profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]"
+	HintSteps    = "profile with schedule=torch.profiler.schedule(wait=1, warmup=1, active=3) and call prof.step() every iteration"
+	HintShapes   = "re-profile with record_shapes=True"
+	HintStack    = "re-profile with with_stack=True"
+	HintMemory   = "re-profile with profile_memory=True"
+	HintDist     = "the trace has no distributedInfo: profile each rank of the torch.distributed job (tensorboard_trace_handler writes one file per rank)"
+	HintDevice   = "the trace has no deviceProperties for the primary GPU: re-profile with ProfilerActivity.CUDA on PyTorch 1.9 or later"
+	HintLoader   = "no DataLoader iteration (enumerate(DataLoader)#...__next__) was recorded: profile the loop that iterates the DataLoader, inside the profiled steps"
+	HintLaunch   = "no kernel had a matching launch (cudaLaunchKernel) in the trace: re-profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] together"
+	HintKernels  = "no kernel of the primary device started inside the analysis window: profile steps that run GPU work"
+	HintComm     = "no NCCL/RCCL communication kernel ran in the window: the GPUs exchanged nothing (a single-process job, or collectives on the host with gloo)"
+	HintRanks    = "only one rank was given: analyze the traces of all ranks together (the directory tensorboard_trace_handler wrote, one file per rank)"
+	HintTrain    = "the trace shows no backward pass nor optimizer step (inference): training rules do not apply"
+	HintAccel    = "the device is not a CUDA or ROCm GPU: GPU rules do not apply to this accelerator"
+	HintPeak     = "the primary GPU is not in the device peak table (engine/facts/devices.go: vendor datasheet peaks by deviceProperties name and SM/CU count), or the trace gives no device name: kernel efficiency needs the device's peak FLOP/s and bandwidth"
+	HintModel    = "no matmul, convolution or attention operator with recorded shapes launched kernels in the window (record_shapes=True records Input Dims)"
+	HintReserved = "the trace's [memory] events have no Total Reserved (the 2021 format, Bytes only): re-profile with profile_memory=True on a recent PyTorch"
+	HintLegacy   = "the trace is the legacy autograd-profiler export of a PyTorch build without Kineto (torch.autograd.kineto_available() is False), which drops record_shapes, with_stack and profile_memory: re-profile with a PyTorch build that has Kineto (the pytorch.org wheels)"
+	HintOptim    = "no Optimizer.step#... / Optimizer.zero_grad#... span was recorded (inference traces have none): profile training steps that call optimizer.step()"
 )
 
 // needHints names, for each capability a fact can need, the profiler
@@ -53,6 +54,7 @@ var needHints = map[facts.Need]struct {
 	facts.NeedKernels:       {HintKernels, nil},
 	facts.NeedDevicePeak:    {HintPeak, func(f *facts.Facts) bool { return !f.HasGPU || f.Device == nil || f.DevicePeak != nil }},
 	facts.NeedModelledOps:   {HintModel, nil},
+	facts.NeedReserved:      {HintReserved, nil},
 	facts.NeedRanks:         {HintRanks, func(f *facts.Facts) bool { return f.RankCount != nil && *f.RankCount > 1 }},
 }
 

@@ -100,10 +100,12 @@ type deriver struct {
 	frameParent []int // per frames entry, its enclosing frame's position, or -1
 	framesDone  bool
 	annots      []int         // user_annotation events other than steps (see annotations)
+	gpuAnnots   []int         // gpu_user_annotation events other than steps (set by annotations)
 	copyByCorr  map[int64]int // correlation -> GPU copy (see copyOf)
 	topChains   []topChain    // the longest elementwise chains (see keepChain)
 	syncSet     ivset         // union of the outermost host syncs (see syncUnion)
 	stepIdx     []int         // the ProfilerStep#N (or marker) events, in start order (set by steps)
+	ops         *opIndex      // the host operator tree (set by opTables)
 	stepPhase   []string      // per step, the phase its marker names (prefill, decode, mixed) or ""; nil for ProfilerStep
 }
 

@@ -232,6 +232,15 @@ type Facts struct {
 	MemoryPeakRatio          *float64 `json:"memory_peak_ratio" expr:"memory_peak_ratio"`
 	MemoryAllocsPerStep      *float64 `json:"memory_allocs_per_step" expr:"memory_allocs_per_step"`
 	MemoryGrowthBytesPerStep *float64 `json:"memory_growth_bytes_per_step" expr:"memory_growth_bytes_per_step"`
+	// At the allocated peak of the same device: Total Reserved (the
+	// caching allocator's segments), that / totalGlobalMem, and the
+	// fragmentation share (reserved - allocated) / reserved (0..1); null
+	// without Total Reserved. MemoryPeakOp names the innermost CPU
+	// operator enclosing the allocation that reached the peak.
+	MemoryReservedAtPeakBytes *int64   `json:"memory_reserved_at_peak_bytes" expr:"memory_reserved_at_peak_bytes"`
+	MemoryReservedAtPeakRatio *float64 `json:"memory_reserved_at_peak_ratio" expr:"memory_reserved_at_peak_ratio"`
+	MemoryFragmentationRatio  *float64 `json:"memory_fragmentation_ratio" expr:"memory_fragmentation_ratio"`
+	MemoryPeakOp              *string  `json:"memory_peak_op" expr:"memory_peak_op"`
 
 	// Precision (record_shapes=True gives op dtypes). fp32_matmul_time_ratio:
 	// share of matmul/conv kernel time whose op ran in fp32 (float);
@@ -353,6 +362,10 @@ type Facts struct {
 	TopOps     []OpStat        `json:"top_ops,omitempty" expr:"-"`     // by self CPU time, top 25
 	TopKernels []KernelStat    `json:"top_kernels,omitempty" expr:"-"` // by total time, top 25
 	Labels     []LabelStat     `json:"labels,omitempty" expr:"-"`      // record_function labels, by time
+	Modules    []LabelStat     `json:"modules,omitempty" expr:"-"`     // nn.Module frames (with_modules), by time
+	// Memory is each device's memory curve and peak (profile_memory),
+	// GPUs by id, then the CPU.
+	Memory []MemoryDevice `json:"memory,omitempty" expr:"-"`
 	// Collectives are the primary device's NCCL/RCCL kernels in W in start
 	// order, with absolute start times (baseTimeNanoseconds applied) for
 	// cross-rank alignment.
@@ -431,14 +444,33 @@ type KernelStat struct {
 }
 
 // LabelStat is one record_function label (user_annotation such as
-// forward_pass, backward_pass, data_loading): calls, time in microseconds
-// (union of its spans), time per step and share of |W|.
+// forward_pass, backward_pass, data_loading; never ProfilerStep#N) or, in
+// Facts.Modules, one nn.Module (the python_function frames "nn.Module:
+// Name_N" that with_modules=True records), nested modules flattened with
+// their path. Times are microseconds. TotalUS is host time: the union of
+// its spans starting in W, clipped to W; PerStepUS that per step, Ratio
+// that / |W|. GPUUS is the summed duration of the primary device's kernels
+// in W launched from inside it (their launch call, same correlation id,
+// lies within one of its spans on the launching thread; each kernel counts
+// once per label even when the label nests in itself), Kernels their
+// number; a module's kernels include its submodules'. GPUSpanUS is the
+// union of the label's gpu_user_annotation spans (Kineto's GPU-side copy
+// of the range) on the primary device in W; null when there are none, and
+// always for modules. Rows are sorted by the larger of GPUUS and TotalUS.
 type LabelStat struct {
-	Name      string  `json:"name"`
-	Calls     int64   `json:"calls"`
-	TotalUS   float64 `json:"total_us"`
-	PerStepUS float64 `json:"per_step_us"`
-	Ratio     float64 `json:"ratio"`
+	Name string `json:"name"`
+	// Path is a module's enclosing modules and itself, outermost first,
+	// joined by "/" (Model_0/Encoder_0/Linear_0), and Depth the number
+	// of enclosing modules; empty for labels.
+	Path      string   `json:"path,omitempty"`
+	Depth     int      `json:"depth,omitempty"`
+	Calls     int64    `json:"calls"`
+	TotalUS   float64  `json:"total_us"`
+	PerStepUS float64  `json:"per_step_us"`
+	Ratio     float64  `json:"ratio"`
+	GPUUS     float64  `json:"gpu_us"`
+	Kernels   int64    `json:"kernels"`
+	GPUSpanUS *float64 `json:"gpu_span_us,omitempty"`
 }
 
 // Collective is one communication kernel: name, absolute start on the

@@ -627,14 +627,22 @@ func (d *deriver) scopeOf(i int) string {
 	return d.t.Name(&evs[best])
 }
 
-// annotations lists the user_annotation events that are not steps, once.
+// annotations lists the user_annotation events that are not steps, once,
+// and their GPU-side copies (gpu_user_annotation, see gpuAnnots) in the
+// same pass.
 func (d *deriver) annotations() []int {
 	if d.annots == nil {
 		d.annots = []int{}
 		for i := range d.t.Events {
 			e := &d.t.Events[i]
-			if e.Ph == trace.PhComplete && e.Cat == trace.CatUserAnnotation && !d.is(e, kStep) {
+			if e.Ph != trace.PhComplete || d.is(e, kStep) {
+				continue
+			}
+			switch e.Cat {
+			case trace.CatUserAnnotation:
 				d.annots = append(d.annots, i)
+			case trace.CatGPUUserAnnotation:
+				d.gpuAnnots = append(d.gpuAnnots, i)
 			}
 		}
 	}

@@ -41,6 +41,7 @@ const (
 	kAten                                // an aten:: operator
 	kFusedAttn                           // a fused attention op below SDPA: ...flash..., ...efficient_attention..., ...cudnn_attention...
 	kFusedAttnOp                         // an op name that is itself fused attention: flash, efficient, cudnn
+	kModule                              // "nn.Module: Name_N", the python_function frame of an nn.Module (with_modules)
 )
 
 // matmulOps are the aten ops whose kernels run on tensor cores when the
@@ -100,6 +101,9 @@ func classify(name string) nameKind {
 		strings.HasPrefix(name, "CompiledFunction") || strings.HasPrefix(name, "CompiledFxGraph") ||
 		strings.HasPrefix(name, "TorchDynamo Cache Lookup") || strings.HasPrefix(name, "## Call CompiledFxGraph") {
 		k |= kCompiled
+	}
+	if strings.HasPrefix(name, modulePrefix) {
+		k |= kModule
 	}
 	if allocatorNames[name] {
 		k |= kAllocator

@@ -249,17 +249,24 @@ func (d *deriver) launcher(x *opIndex, g *trace.Event) int {
 			return p
 		}
 	}
-	r, ok := x.byThread[thread{l.PID, l.TID}]
+	return d.enclosingOp(x, l.PID, l.TID, l.TS)
+}
+
+// enclosingOp returns the innermost op (position in x.ops) on thread
+// (pid, tid) whose span [start, end] holds ts, or -1.
+func (d *deriver) enclosingOp(x *opIndex, pid, tid trace.ID, ts int64) int {
+	evs := d.t.Events
+	r, ok := x.byThread[thread{pid, tid}]
 	if !ok {
 		return -1
 	}
 	seg := x.ops[r[0]:r[1]]
-	j, _ := slices.BinarySearchFunc(seg, l.TS, func(i int, t int64) int { return cmp.Compare(evs[i].TS, t+1) })
+	j, _ := slices.BinarySearchFunc(seg, ts, func(i int, t int64) int { return cmp.Compare(evs[i].TS, t+1) })
 	if j == 0 {
 		return -1
 	}
 	for p := r[0] + j - 1; p >= 0; p = x.parent[p] {
-		if evs[x.ops[p]].End() >= l.TS {
+		if evs[x.ops[p]].End() >= ts {
 			return p
 		}
 	}
@@ -271,6 +278,7 @@ func (d *deriver) launcher(x *opIndex, g *trace.Event) int {
 func (d *deriver) opTables() {
 	evs := d.t.Events
 	x := d.buildOps()
+	d.ops = x
 	var kernelNS, tcNS, mmNS, mmFP32NS, fp32KernelNS int64
 	mmDType := false
 	kstats := map[trace.Str]*KernelStat{}
@@ -522,39 +530,6 @@ func (d *deriver) repeatedOps(x *opIndex) {
 	d.f.RepeatedSmallOpName = &name
 	r := d.ref(&evs[best.first])
 	d.f.Examples["repeated_small_op"] = []EventRef{r}
-}
-
-// labels aggregates record_function labels (user_annotation, not
-// ProfilerStep) in W.
-func (d *deriver) labels() {
-	evs := d.t.Events
-	spans := map[trace.Str][]interval{}
-	calls := map[trace.Str]int64{}
-	for i := range evs {
-		e := &evs[i]
-		if e.Ph != trace.PhComplete || e.Cat != trace.CatUserAnnotation || d.is(e, kStep) || !d.inWindow(e.TS) {
-			continue
-		}
-		spans[e.Name] = append(spans[e.Name], interval{e.TS, e.End()})
-		calls[e.Name]++
-	}
-	for n, iv := range spans {
-		ns := d.clippedUnion(iv)
-		l := LabelStat{Name: d.t.Str(n), Calls: calls[n], TotalUS: float64(ns) / 1e3}
-		if d.f.StepsCount > 0 {
-			l.PerStepUS = l.TotalUS / float64(d.f.StepsCount)
-		}
-		if r := d.ratio(ns); r != nil {
-			l.Ratio = *r
-		}
-		d.f.Labels = append(d.f.Labels, l)
-	}
-	slices.SortFunc(d.f.Labels, func(a, b LabelStat) int {
-		return cmp.Or(cmp.Compare(b.TotalUS, a.TotalUS), strings.Compare(a.Name, b.Name))
-	})
-	if len(d.f.Labels) > topN {
-		d.f.Labels = d.f.Labels[:topN]
-	}
 }
 
 // topKernel derives the dominant compute kernel: the kernel name with the

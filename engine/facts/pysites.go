@@ -103,27 +103,5 @@ func (d *deriver) indexFrames() {
 			frames = append(frames, i)
 		}
 	}
-	slices.SortFunc(frames, func(a, b int) int {
-		ea, eb := &evs[a], &evs[b]
-		return cmp.Or(cmp.Compare(ea.PID, eb.PID), cmp.Compare(ea.TID, eb.TID), cmp.Compare(ea.TS, eb.TS), cmp.Compare(eb.Dur, ea.Dur), cmp.Compare(ea.Index, eb.Index))
-	})
-	parent := make([]int, len(frames))
-	var stack []int
-	for k, i := range frames {
-		e := &evs[i]
-		if k > 0 {
-			if p := &evs[frames[k-1]]; p.PID != e.PID || p.TID != e.TID {
-				stack = stack[:0]
-			}
-		}
-		for len(stack) > 0 && evs[frames[stack[len(stack)-1]]].End() <= e.TS {
-			stack = stack[:len(stack)-1]
-		}
-		parent[k] = -1
-		if len(stack) > 0 {
-			parent[k] = stack[len(stack)-1]
-		}
-		stack = append(stack, k)
-	}
-	d.frames, d.frameParent = frames, parent
+	d.frames, d.frameParent = nestOnThread(evs, frames)
 }

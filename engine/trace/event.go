@@ -219,6 +219,7 @@ func (p *parser) argsBody(ev *Event) error {
 		var flag uint16
 		var dst *int64
 		var dst32 *int32
+		var side byte // a MemArgs field
 		switch string(k) {
 		case "correlation":
 			flag, dst = HasCorrelation, &ev.Correlation
@@ -234,6 +235,8 @@ func (p *parser) argsBody(ev *Event) error {
 			flag, dst = HasTotalAllocated, &ev.TotalAllocated
 		case "Device Id":
 			flag, dst32 = HasDeviceID, &ev.Device
+		case "Total Reserved", "Device Type":
+			side = k[0]
 		case "Input Dims", "Input dims":
 			p.t.RecordShapes = true
 			if err := p.inputDims(ev); err != nil {
@@ -253,7 +256,7 @@ func (p *parser) argsBody(ev *Event) error {
 		case "Call stack":
 			p.t.WithStack = true
 		}
-		if flag == 0 {
+		if flag == 0 && side == 0 {
 			if err := lx.skipValue(); err != nil {
 				return err
 			}
@@ -277,6 +280,10 @@ func (p *parser) argsBody(ev *Event) error {
 		if !ok {
 			continue
 		}
+		if side != 0 {
+			p.memArg(ev.Index, side, v)
+			continue
+		}
 		if dst32 != nil {
 			if v != int64(int32(v)) {
 				continue
@@ -287,6 +294,41 @@ func (p *parser) argsBody(ev *Event) error {
 		}
 		ev.Has |= flag
 	}
+}
+
+// MemArgs are the args of a [memory] event that Event has no field for.
+type MemArgs struct {
+	Index int32 // Event.Index of the event
+	// DeviceType is args["Device Type"], c10::DeviceType (0 CPU, 1 CUDA,
+	// ...); -1 when absent.
+	DeviceType    int32
+	TotalReserved int64 // args["Total Reserved"] (bytes), when HasReserved
+	HasReserved   bool
+}
+
+// memArg records "Total Reserved" (key 'T') or "Device Type" (key 'D')
+// of event idx.
+func (p *parser) memArg(idx int32, key byte, v int64) {
+	m := p.t.MemArgs
+	if n := len(m); n == 0 || m[n-1].Index != idx {
+		p.t.MemArgs = append(m, MemArgs{Index: idx, DeviceType: -1})
+	}
+	a := &p.t.MemArgs[len(p.t.MemArgs)-1]
+	switch {
+	case key == 'T':
+		a.TotalReserved, a.HasReserved = v, true
+	case v == int64(int32(v)):
+		a.DeviceType = int32(v)
+	}
+}
+
+// MemArgsOf returns the MemArgs of e, if it has any.
+func (t *Trace) MemArgsOf(e *Event) (MemArgs, bool) {
+	k, ok := slices.BinarySearchFunc(t.MemArgs, e.Index, func(a MemArgs, i int32) int { return cmp.Compare(a.Index, i) })
+	if !ok {
+		return MemArgs{}, false
+	}
+	return t.MemArgs[k], true
 }
 
 // store classifies a parsed event and keeps it if facts can use it.

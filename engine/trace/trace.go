@@ -179,6 +179,9 @@ type Trace struct {
 	// Shapes holds the record_shapes args of the events that have them
 	// (Event.Has&HasShapes), in file order; see ShapesOf.
 	Shapes []OpShapes
+	// MemArgs holds the [memory] args that Event has no room for (Total
+	// Reserved, Device Type), in file order; see MemArgs.
+	MemArgs []MemArgs
 
 	strs   []string
 	ids    []string
