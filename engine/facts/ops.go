@@ -564,7 +564,15 @@ func (d *deriver) topKernel(kstats map[trace.Str]*KernelStat) {
 	var best trace.Str
 	var bestUS, totalUS float64
 	found := false
-	for name, ks := range kstats {
+	// Summed in string-table order: a float sum in map order differs in
+	// its last bits from run to run, and output is deterministic.
+	names := make([]trace.Str, 0, len(kstats))
+	for name := range kstats {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		ks := kstats[name]
 		if d.kind[name]&kCommKernel != 0 {
 			continue
 		}
