@@ -361,6 +361,10 @@ func (p *parser) store(r *rawEvent) {
 // estimate runs short, events go into fixed-size chunks (no regrowth
 // copies) that finish joins.
 func (p *parser) keep(ev *Event) {
+	if p.local {
+		p.cur = append(p.cur, *ev)
+		return
+	}
 	if p.flat != nil {
 		if len(p.flat) < cap(p.flat) {
 			p.flat = append(p.flat, *ev)
@@ -399,7 +403,10 @@ func (p *parser) estimate(n int) int {
 	if p.size <= 0 || p.raw == nil {
 		return 0
 	}
-	read := p.raw.n.Load()
+	read := p.readAt
+	if read <= 0 {
+		read = p.raw.n.Load()
+	}
 	if read <= 0 || read >= p.size {
 		return 0
 	}

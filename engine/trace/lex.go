@@ -546,7 +546,7 @@ func (l *lexer) skipValue() error {
 	case c == '{' || c == '[':
 		return l.skipContainer()
 	case c == '-' || (c >= '0' && c <= '9'):
-		if c == '-' && l.pos+1 < l.end && (l.buf[l.pos+1] == 'I' || l.buf[l.pos+1] == 'i' || l.buf[l.pos+1] == 'N') {
+		if c == '-' && l.negWord() {
 			l.pos++
 			return l.skipWord()
 		}
@@ -556,6 +556,20 @@ func (l *lexer) skipValue() error {
 		return l.skipWord()
 	}
 	return l.syntaxErr(fmt.Sprintf("unexpected %s", quoteByte(c)))
+}
+
+// negWord reports whether the '-' at l.pos starts -Infinity, -inf or
+// -NaN, reading on when the window ends after the '-' (so the answer does
+// not depend on where the window ends).
+func (l *lexer) negWord() bool {
+	if l.pos+1 >= l.end {
+		l.fill(l.pos)
+	}
+	if l.pos+1 >= l.end {
+		return false
+	}
+	c := l.buf[l.pos+1]
+	return c == 'I' || c == 'i' || c == 'N'
 }
 
 func (l *lexer) skipWord() error {
@@ -614,7 +628,7 @@ func (l *lexer) skipContainer() error {
 			}
 		default:
 			if c == '-' || (c >= '0' && c <= '9') {
-				if c == '-' && l.pos+1 < l.end && (l.buf[l.pos+1] == 'I' || l.buf[l.pos+1] == 'i' || l.buf[l.pos+1] == 'N') {
+				if c == '-' && l.negWord() {
 					l.pos++
 					if err := l.skipWord(); err != nil {
 						return err
@@ -635,7 +649,7 @@ func (l *lexer) skipContainer() error {
 
 func (l *lexer) skipScalar(c byte) error {
 	if c == '-' || (c >= '0' && c <= '9') {
-		if c == '-' && l.pos+1 < l.end && (l.buf[l.pos+1] == 'I' || l.buf[l.pos+1] == 'i' || l.buf[l.pos+1] == 'N') {
+		if c == '-' && l.negWord() {
 			l.pos++
 			return l.skipWord()
 		}
