@@ -541,6 +541,9 @@ func (p *parser) stringList(each func(b []byte, off int64)) (Str, error) {
 // list or a number).
 func (p *parser) inputDims(ev *Event) error {
 	lx := p.lx
+	if c, err := lx.peek(); err == nil && c == '[' && p.dimsFast(ev) {
+		return nil
+	}
 	off0 := lx.offset()
 	p.shapeBegin()
 	err := p.items(func(c byte) error {
@@ -579,4 +582,81 @@ func (p *parser) inputDims(ev *Event) error {
 	})
 	p.shape.Dims = p.shapeStr(off0)
 	return err
+}
+
+// dimsFast is inputDims for the usual value, a list of flat lists of
+// integers ([[32, 3, 224, 224], [], [1]]) that lies in the window: one
+// pass over the bytes copies them without whitespace and outer brackets,
+// which is inputDims's compact text. It reports false, consuming nothing,
+// for anything else (nesting, null entries, fractions, stray commas, the
+// window ending first), which inputDims then reads in full.
+func (p *parser) dimsFast(ev *Event) bool {
+	lx := p.lx
+	b := lx.buf[lx.pos+1 : lx.end] // after the outer '['
+	out := p.shapeBuf[:0]
+	has := ev.Has
+	lead := ev.LeadDim
+	// Where we are: in the outer list (depth 1) or a shape (depth 2), and
+	// whether an item may end the list (after '[' or an item) or is
+	// required (after ',').
+	depth, needItem, afterItem := 1, false, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c == ' ' || c == '\n' || c == '\r' || c == '\t':
+		case c == '[':
+			if depth != 1 || afterItem {
+				return false
+			}
+			depth, needItem, afterItem = 2, false, false
+			out = append(out, c)
+		case c == ']':
+			if needItem {
+				return false
+			}
+			if depth == 1 {
+				p.shapeBuf = out
+				off := lx.offset()
+				lx.pos += i + 2
+				s := Str(0)
+				if len(out) > 0 && len(out) <= maxShapeText {
+					s = p.str(out, off)
+				}
+				p.shape.Dims = s
+				ev.Has, ev.LeadDim = has, lead
+				return true
+			}
+			depth, needItem, afterItem = 1, false, true
+			out = append(out, c)
+		case c == ',':
+			if !afterItem {
+				return false
+			}
+			needItem, afterItem = true, false
+			out = append(out, c)
+		case c == '-' || c >= '0' && c <= '9':
+			if depth != 2 || afterItem {
+				return false
+			}
+			j := i + 1
+			for j < len(b) && (b[j] >= '0' && b[j] <= '9' || b[j] == '-') {
+				j++
+			}
+			if j == len(b) || isNumByte(b[j]) {
+				return false // a fraction or exponent, or the window ends
+			}
+			num := b[i:j]
+			if has&HasLeadDim == 0 {
+				if v, ok := parseInt(num); ok && v == int64(int32(v)) {
+					lead, has = int32(v), has|HasLeadDim
+				}
+			}
+			out = append(out, num...)
+			i = j - 1
+			needItem, afterItem = false, true
+		default:
+			return false
+		}
+	}
+	return false
 }

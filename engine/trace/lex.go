@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -157,15 +158,10 @@ func (l *lexer) strBody() ([]byte, error) {
 	// Keys and most names are short and plain: one byte loop finds the
 	// closing quote and rules out escapes together.
 	start := l.pos
-	for i, stop := start, min(start+shortString, l.end); i < stop; i++ {
-		switch l.buf[i] {
-		case '"':
-			l.pos = i + 1
-			l.escaped = false
-			return l.buf[start:i], nil
-		case '\\':
-			stop = 0 // escapes: the general path below
-		}
+	if i := quoteOrSlash(l.buf[start:min(start+shortString, l.end)]); i >= 0 && l.buf[start+i] == '"' {
+		l.pos = start + i + 1
+		l.escaped = false
+		return l.buf[start : start+i], nil
 	}
 	start, q, err := l.closeQuoteMax(maxString)
 	if err != nil {
@@ -200,37 +196,30 @@ func (l *lexer) plainKey(first bool) (key []byte, ok bool) {
 		return nil, false
 	}
 	start := i + 1
-	for j := start; j < end && j < start+shortString; j++ {
-		switch l.buf[j] {
-		case '"':
-			if j+1 < end && l.buf[j+1] == ':' {
-				l.pos = j + 2
-				return l.buf[start:j], true
-			}
-			return nil, false
-		case '\\':
-			return nil, false
-		}
+	j := quoteOrSlash(l.buf[start:min(start+shortString, end)])
+	if j < 0 {
+		return nil, false
+	}
+	j += start
+	if l.buf[j] == '"' && j+1 < end && l.buf[j+1] == ':' {
+		l.pos = j + 2
+		return l.buf[start:j], true
 	}
 	return nil, false
 }
 
-// shortString is how far str scans byte by byte before handing a long
-// string to bytes.IndexByte.
-const shortString = 24
+// shortString is how far str scans for the closing quote and escapes
+// together (8 bytes at a time) before handing a long string to
+// bytes.IndexByte.
+const shortString = 64
 
 // skipStr skips a JSON string whose opening quote is next. The string is
 // not kept: the window moves on past it, so its length does not matter.
 func (l *lexer) skipStr() error {
 	l.pos++ // opening quote, checked by the caller
-	for i, stop := l.pos, min(l.pos+shortString, l.end); i < stop; i++ {
-		switch l.buf[i] {
-		case '"':
-			l.pos = i + 1
-			return nil
-		case '\\':
-			stop = 0
-		}
+	if i := quoteOrSlash(l.buf[l.pos:min(l.pos+shortString, l.end)]); i >= 0 && l.buf[l.pos+i] == '"' {
+		l.pos += i + 1
+		return nil
 	}
 	return l.skipStrRest(0)
 }
@@ -287,14 +276,9 @@ func (l *lexer) skipStrRest(carry int) error {
 // past it.
 func (l *lexer) closeQuoteMax(limit int) (start, q int, err error) {
 	start = l.pos
-	for i, stop := start, min(start+shortString, l.end); i < stop; i++ {
-		switch l.buf[i] {
-		case '"':
-			l.pos = i + 1
-			return start, i, nil
-		case '\\':
-			stop = 0 // escapes: the general scan below
-		}
+	if i := quoteOrSlash(l.buf[start:min(start+shortString, l.end)]); i >= 0 && l.buf[start+i] == '"' {
+		l.pos = start + i + 1
+		return start, start + i, nil
 	}
 	scanFrom := start
 	for {
@@ -472,6 +456,15 @@ func isNumByte(c byte) bool {
 func (l *lexer) number() ([]byte, error) {
 	start := l.pos
 	for {
+		// Most numbers are runs of digits: 8 at a time, then the rest
+		// (sign, fraction, exponent) byte by byte.
+		for l.pos+8 <= l.end {
+			n := digits8(binary.LittleEndian.Uint64(l.buf[l.pos:]))
+			l.pos += n
+			if n < 8 {
+				break
+			}
+		}
 		for l.pos < l.end && isNumByte(l.buf[l.pos]) {
 			l.pos++
 		}
