@@ -24,9 +24,8 @@ import (
 // everything after it are read by the serial reader, from that chunk's
 // proven start, so the result is the serial one in every case.
 //
-// The bytes of chunks not yet joined are held (at most parInflight chunks
-// of up to parChunk bytes each, plus the seam search's growth for one
-// huge event, capped at parMaxChunk).
+// The bytes of chunks not yet joined are held: parInflightBytes, plus the
+// seam search's growth for one huge event, capped at parMaxChunk.
 
 const (
 	// parChunk is the bytes per chunk; parMaxChunk caps the growth of a
@@ -36,8 +35,11 @@ const (
 	parMaxChunk = 16 << 20
 	// parMinSize: inputs of a known size below it are read serially.
 	parMinSize = 2 * parChunk
-	// parMaxInflight caps the chunks read but not yet joined.
-	parMaxInflight = 16
+	// parMaxInflight caps the chunks read but not yet joined, and
+	// parInflightBytes their bytes (their local stores take about as
+	// much again).
+	parMaxInflight   = 32
+	parInflightBytes = 32 << 20
 )
 
 // parOptions sets up the parallel read; zero values take the defaults.
@@ -47,14 +49,20 @@ type parOptions struct {
 }
 
 // parChunkSize is the chunk size for an input of size bytes (0: unknown)
-// read by w workers: a few chunks per worker, at most parChunk.
+// read by w workers: the chunks in flight (parInflight) share
+// parInflightBytes, and a known input makes 8 chunks per worker or more;
+// at most parChunk, at least 256 KiB.
 func parChunkSize(size int64, w int) int {
-	if size <= 0 {
-		return parChunk
+	c := min(parChunk, parInflightBytes/parInflight(w))
+	if size > 0 {
+		c = min(c, int(size/int64(8*w)))
 	}
-	c := int(size / int64(8*w))
-	return max(256<<10, min(parChunk, c))
+	return max(256<<10, c)
 }
+
+// parInflight is how many chunks are read ahead of the join: two per
+// worker, so each has the next while the join waits on the oldest.
+func parInflight(w int) int { return min(parMaxInflight, 2*w) }
 
 // chunk is one range of the event array and, once parsed, its local store.
 type chunk struct {
@@ -116,9 +124,10 @@ func (p *parser) parallelEvents() int {
 		csize = parChunkSize(size, w)
 	}
 	maxChunk := max(parMaxChunk, 2*csize)
-	inflight := min(parMaxInflight, 2*w)
+	inflight := parInflight(w)
 
-	sp := splitter{src: lx.src, off: lx.offset(), raw: p.raw, gz: p.t.Gzip}
+	sp := splitter{src: lx.src, off: lx.offset(), raw: p.raw}
+	sp.ra, _ = lx.src.(*readAhead)
 	sp.pend = append(make([]byte, 0, max(csize, lx.end-lx.pos)), lx.buf[lx.pos:lx.end]...)
 
 	var (
@@ -237,9 +246,23 @@ type splitter struct {
 	raw  *rawCounter
 	pend []byte // bytes read and not yet in a chunk, from offset off
 	off  int64
-	gz   bool  // raw counts compressed bytes
-	eof  bool  // src is spent
-	err  error // src's read error other than io.EOF
+	ra   *readAhead // the inflater's read-ahead for gzip input, else nil
+	eof  bool       // src is spent
+	err  error      // src's read error other than io.EOF
+}
+
+// rawAt estimates the raw input bytes that held the stream up to off:
+// off itself for plain input; for gzip, off scaled by the compressed
+// bytes read per byte inflated so far.
+func (s *splitter) rawAt(off int64) int64 {
+	if s.ra == nil || s.raw == nil {
+		return off
+	}
+	out := s.ra.out.Load()
+	if out <= 0 {
+		return 0
+	}
+	return int64(float64(off) * float64(s.raw.n.Load()) / float64(out))
 }
 
 // next fills c with the next chunk (about size bytes, up to maxChunk when
@@ -267,10 +290,7 @@ func (s *splitter) next(c *chunk, size, maxChunk int) bool {
 				nb = append(make([]byte, 0, size), s.pend[cut:]...)
 			}
 			c.data, c.off = s.pend[:cut], s.off
-			c.rawAt = s.off + int64(cut) // plain input: raw bytes are stream bytes
-			if s.gz && s.raw != nil {
-				c.rawAt = s.raw.n.Load()
-			}
+			c.rawAt = s.rawAt(s.off + int64(cut))
 			s.off += int64(cut)
 			s.pend = nb
 			return true
