@@ -38,7 +38,10 @@ const (
 	// parMaxInflight caps the chunks read but not yet joined, and
 	// parInflightBytes their bytes (their local stores take about as
 	// much again).
-	parMaxInflight   = 32
+	parMaxInflight = 32
+	// parMaxTries caps the parallel reads of one array: each chunk the
+	// workers cannot read ends one, and the next starts after it.
+	parMaxTries      = 64
 	parInflightBytes = 32 << 20
 )
 
@@ -106,13 +109,15 @@ const (
 
 // parallelEvents reads the event array from the '{' of its next event on
 // worker goroutines and joins what they read. It returns the number of
-// events joined and leaves the lexer at the '{' of the next event (or the
+// events joined and leaves the lexer at the '{' of the next event (the
 // first byte not joined), reading the held bytes and then the rest of the
-// input, so the serial reader continues from there.
-func (p *parser) parallelEvents() int {
+// input, so the serial reader continues from there. retry is the end of
+// the chunk the workers could not read, after which a new parallel read
+// may start, or -1 when the input has no more chunks.
+func (p *parser) parallelEvents() (joined int, retry int64) {
 	lx := p.lx
 	if lx.eof {
-		return 0 // the whole input is in the window: nothing to share
+		return 0, -1 // the whole input is in the window: nothing to share
 	}
 	w := p.par.workers
 	size := p.size
@@ -136,7 +141,6 @@ func (p *parser) parallelEvents() int {
 		abort   atomic.Bool
 		queue   []*chunk
 		free    []*chunk
-		joined  int
 		failed  bool
 		started bool
 	)
@@ -207,8 +211,10 @@ func (p *parser) parallelEvents() int {
 	// The serial reader continues at the first byte not joined.
 	off := sp.off
 	rs := make([]io.Reader, 0, len(queue)+2)
+	retry = -1
 	if len(queue) > 0 {
 		off = queue[0].off
+		retry = off + int64(len(queue[0].data))
 		for _, c := range queue {
 			rs = append(rs, bytes.NewReader(c.data))
 		}
@@ -221,7 +227,7 @@ func (p *parser) parallelEvents() int {
 	}
 	lx.resume(off, io.MultiReader(rs...))
 	p.readAt = 0
-	return joined
+	return joined, retry
 }
 
 // parJoined counts the events the parallel reads joined (for tests that

@@ -207,3 +207,30 @@ func readAll(t *testing.T, path string) []byte {
 	}
 	return data
 }
+
+// TestParallelGoesOnPastABadSeam: a string holding seam-like text ends
+// one parallel read; the serial reader takes that chunk and the workers
+// take the rest, so most events are still joined from workers.
+func TestParallelGoesOnPastABadSeam(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"traceEvents":[`)
+	const n = 2000
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		name := fmt.Sprintf("op%d", i%9)
+		if i%500 == 5 {
+			name = `x}, {\"y`
+		}
+		fmt.Fprintf(&b, `{"ph":"X","name":"%s","pid":1,"tid":1,"ts":%d,"dur":1}`, name, i)
+	}
+	b.WriteString(`]}`)
+	data := []byte(b.String())
+	before := trace.ParallelJoined()
+	checkParallel(t, data, true)
+	runs := int64(len(parChunks) * 2)
+	if joined := (trace.ParallelJoined() - before) / runs; joined < n/2 {
+		t.Errorf("%d of %d events joined from workers per read: the read stayed serial after the first bad seam", joined, n)
+	}
+}

@@ -93,10 +93,12 @@ type parser struct {
 
 	// Parallel read (parallel.go): the options, whether it was tried, and
 	// the join's renumbering tables.
-	par     parOptions
-	parDone bool
-	strMap  []Str
-	idMap   []ID
+	par        parOptions
+	parDone    bool
+	parTries   int
+	parRetryAt int64 // the parallel read is not tried again before this offset
+	strMap     []Str
+	idMap      []ID
 
 	// A chunk parser's local tables (local is true): per local string its
 	// raw key, the notes its first use raised and that use's offset; per
@@ -502,11 +504,18 @@ func (p *parser) events(bare bool) error {
 			}
 			return lx.syntaxErr(fmt.Sprintf("event %d: expected an object, found %s", n, quoteByte(c)))
 		}
-		if p.par.workers > 1 && !p.parDone {
+		if p.par.workers > 1 && !p.parDone && lx.offset() >= p.parRetryAt {
 			// The rest of the array on all cores; the serial loop goes on
-			// from the '{' of the first event not joined.
-			p.parDone = true
-			n += p.parallelEvents()
+			// from the '{' of the first event not joined, and past a chunk
+			// the workers could not read (a seam inside a string, damage)
+			// it tries again.
+			joined, retry := p.parallelEvents()
+			n += joined
+			p.parTries++
+			if retry < 0 || p.parTries >= parMaxTries {
+				p.parDone = true
+			}
+			p.parRetryAt = retry
 			if c, err = lx.peek(); err != nil || c != '{' {
 				return lx.syntaxErr("parallel read resumed off an event start") // seams are '{' bytes
 			}
