@@ -158,10 +158,10 @@ func (l *lexer) strBody() ([]byte, error) {
 	// Keys and most names are short and plain: one byte loop finds the
 	// closing quote and rules out escapes together.
 	start := l.pos
-	if i := quoteOrSlash(l.buf[start:min(start+shortString, l.end)]); i >= 0 && l.buf[start+i] == '"' {
-		l.pos = start + i + 1
+	if q := quoteOrSlashWords(l.buf[:l.end], start, shortString); q >= 0 && l.buf[q] == '"' {
+		l.pos = q + 1
 		l.escaped = false
-		return l.buf[start : start+i], nil
+		return l.buf[start:q], nil
 	}
 	start, q, err := l.closeQuoteMax(maxString)
 	if err != nil {
@@ -182,28 +182,26 @@ func (l *lexer) strBody() ([]byte, error) {
 // newlines unless first), short, unescaped and inside the window. It
 // consumes through the colon; when ok is false it has consumed nothing.
 func (l *lexer) plainKey(first bool) (key []byte, ok bool) {
-	i, end := l.pos, l.end
+	buf := l.buf[:l.end]
+	i := l.pos
 	if !first {
-		if i >= end || l.buf[i] != ',' {
+		if i >= len(buf) || buf[i] != ',' {
 			return nil, false
 		}
 		i++
-		for i < end && (l.buf[i] == ' ' || l.buf[i] == '\n') {
+		for i < len(buf) && (buf[i] == ' ' || buf[i] == '\n') {
 			i++
 		}
 	}
-	if i >= end || l.buf[i] != '"' {
+	if i >= len(buf) || buf[i] != '"' {
 		return nil, false
 	}
 	start := i + 1
-	j := quoteOrSlash(l.buf[start:min(start+shortString, end)])
-	if j < 0 {
-		return nil, false
-	}
-	j += start
-	if l.buf[j] == '"' && j+1 < end && l.buf[j+1] == ':' {
-		l.pos = j + 2
-		return l.buf[start:j], true
+	// The closing quote (or an escape), 8 bytes at a time; a key near the
+	// window's end or longer than shortString takes the general path.
+	if q := quoteOrSlashWords(buf, start, shortString); q >= 0 && buf[q] == '"' && q+1 < len(buf) && buf[q+1] == ':' {
+		l.pos = q + 2
+		return buf[start:q], true
 	}
 	return nil, false
 }
@@ -217,8 +215,8 @@ const shortString = 64
 // not kept: the window moves on past it, so its length does not matter.
 func (l *lexer) skipStr() error {
 	l.pos++ // opening quote, checked by the caller
-	if i := quoteOrSlash(l.buf[l.pos:min(l.pos+shortString, l.end)]); i >= 0 && l.buf[l.pos+i] == '"' {
-		l.pos += i + 1
+	if q := quoteOrSlashWords(l.buf[:l.end], l.pos, shortString); q >= 0 && l.buf[q] == '"' {
+		l.pos = q + 1
 		return nil
 	}
 	return l.skipStrRest(0)
@@ -276,9 +274,9 @@ func (l *lexer) skipStrRest(carry int) error {
 // past it.
 func (l *lexer) closeQuoteMax(limit int) (start, q int, err error) {
 	start = l.pos
-	if i := quoteOrSlash(l.buf[start:min(start+shortString, l.end)]); i >= 0 && l.buf[start+i] == '"' {
-		l.pos = start + i + 1
-		return start, start + i, nil
+	if q := quoteOrSlashWords(l.buf[:l.end], start, shortString); q >= 0 && l.buf[q] == '"' {
+		l.pos = q + 1
+		return start, q, nil
 	}
 	scanFrom := start
 	for {

@@ -47,3 +47,17 @@ func digits8(x uint64) int {
 	}
 	return bits.TrailingZeros64(nz) >> 3
 }
+
+// quoteOrSlashWords is quoteOrSlash over the whole 8-byte words of
+// b[from:min(from+limit, len(b))], for the short strings most are: the
+// index in b of the first '"' or '\\', or -1 when the words hold none
+// (the caller's general scan then looks further).
+func quoteOrSlashWords(b []byte, from, limit int) int {
+	for j := from; j+8 <= len(b) && j < from+limit; j += 8 {
+		x := binary.LittleEndian.Uint64(b[j:])
+		if m := zeroBytes(x^(lo8*'"')) | zeroBytes(x^(lo8*'\\')); m != 0 {
+			return j + bits.TrailingZeros64(m)>>3
+		}
+	}
+	return -1
+}

@@ -52,3 +52,29 @@ func TestDigits8(t *testing.T) {
 		}
 	}
 }
+
+func TestQuoteOrSlashWords(t *testing.T) {
+	b := []byte(`abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ`)
+	for from := 0; from < 12; from++ {
+		for at := from; at < len(b); at++ {
+			for _, c := range []byte{'"', '\\'} {
+				x := append([]byte(nil), b...)
+				x[at] = c
+				for limit := 1; limit < 40; limit += 7 {
+					want := -1
+					// The words scanned: from+8k while the word fits in x and
+					// starts before from+limit.
+					for j := from; j+8 <= len(x) && j < from+limit; j += 8 {
+						if at < j+8 {
+							want = at
+							break
+						}
+					}
+					if got := quoteOrSlashWords(x, from, limit); got != want {
+						t.Fatalf("quoteOrSlashWords(%q, %d, %d) = %d, want %d", x, from, limit, got, want)
+					}
+				}
+			}
+		}
+	}
+}
