@@ -11,3 +11,7 @@ func ParseWith(r io.Reader, name string, workers, chunk int) (*Trace, error) {
 
 // ParallelJoined is the number of events parallel reads have joined so far.
 func ParallelJoined() int64 { return parJoined.Load() }
+
+// RaceOn is whether the tests run under the race detector: the heavy
+// comparisons then take one setting.
+const RaceOn = raceOn

@@ -32,11 +32,17 @@ func checkParallel(t *testing.T, data []byte, withFacts bool) {
 	if werr == nil && withFacts {
 		wantFacts = factsJSON(t, want)
 	}
-	for _, chunk := range parChunks {
+	chunks, workerCounts := parChunks, []int{2, 3}
+	if trace.RaceOn {
+		// The race detector slows the read tenfold: one setting, the one
+		// with the most seams.
+		chunks, workerCounts = []int{300}, []int{3}
+	}
+	for _, chunk := range chunks {
 		if chunk == 1 && len(data) > 1<<20 {
 			continue // a chunk per event: slow on large inputs, and 300 is nearly that
 		}
-		for _, workers := range []int{2, 3} {
+		for _, workers := range workerCounts {
 			got, gerr := trace.ParseWith(bytes.NewReader(data), "t.json", workers, chunk)
 			if fmt.Sprint(gerr) != fmt.Sprint(werr) {
 				t.Fatalf("chunk %d, %d workers: error %v, serial %v", chunk, workers, gerr, werr)
@@ -116,6 +122,9 @@ func TestParallelMatchesSerialOnSharedTraces(t *testing.T) {
 		rel, _ := filepath.Rel(dir, p)
 		t.Run(rel, func(t *testing.T) {
 			data := readAll(t, p)
+			if trace.RaceOn && len(data) > 8<<20 {
+				t.Skipf("skipping under the race detector: %d MiB", len(data)>>20)
+			}
 			checkParallel(t, data, true)
 			if strings.HasSuffix(p, ".gz") {
 				// The gzip path too: one inflater feeding the workers.
@@ -230,6 +239,9 @@ func TestParallelGoesOnPastABadSeam(t *testing.T) {
 	before := trace.ParallelJoined()
 	checkParallel(t, data, true)
 	runs := int64(len(parChunks) * 2)
+	if trace.RaceOn {
+		runs = 1
+	}
 	if joined := (trace.ParallelJoined() - before) / runs; joined < n/2 {
 		t.Errorf("%d of %d events joined from workers per read: the read stayed serial after the first bad seam", joined, n)
 	}
