@@ -289,7 +289,13 @@ func (s *splitter) next(c *chunk, size, maxChunk int) bool {
 				}
 			}
 		}
-		if cut := seamNear(s.pend, size); cut > 0 {
+		// Less than a chunk left (the input's end): the serial reader
+		// takes it, so a small input is read serially.
+		cut := -1
+		if len(s.pend) >= size {
+			cut = seamNear(s.pend, size)
+		}
+		if cut > 0 {
 			// The bytes after the seam start the next chunk.
 			nb := append(c.data[:0], s.pend[cut:]...)
 			if cap(nb) < size {
