@@ -593,9 +593,9 @@ func (p *parser) inputDims(ev *Event) error {
 func (p *parser) dimsFast(ev *Event) bool {
 	lx := p.lx
 	b := lx.buf[lx.pos+1 : lx.end] // after the outer '['
-	out := p.shapeBuf[:0]
 	has := ev.Has
 	lead := ev.LeadDim
+	ws := false // whitespace seen: the text is b without it
 	// Where we are: in the outer list (depth 1) or a shape (depth 2), and
 	// whether an item may end the list (after '[' or an item) or is
 	// required (after ',').
@@ -603,37 +603,43 @@ func (p *parser) dimsFast(ev *Event) bool {
 	for i := 0; i < len(b); i++ {
 		c := b[i]
 		switch {
-		case c == ' ' || c == '\n' || c == '\r' || c == '\t':
 		case c == '[':
 			if depth != 1 || afterItem {
 				return false
 			}
-			depth, needItem, afterItem = 2, false, false
-			out = append(out, c)
+			depth, needItem = 2, false
 		case c == ']':
 			if needItem {
 				return false
 			}
-			if depth == 1 {
-				p.shapeBuf = out
-				off := lx.offset()
-				lx.pos += i + 2
-				s := Str(0)
-				if len(out) > 0 && len(out) <= maxShapeText {
-					s = p.str(out, off)
-				}
-				p.shape.Dims = s
-				ev.Has, ev.LeadDim = has, lead
-				return true
+			if depth == 2 {
+				depth, afterItem = 1, true
+				continue
 			}
-			depth, needItem, afterItem = 1, false, true
-			out = append(out, c)
+			out := b[:i]
+			if ws {
+				out = p.shapeBuf[:0]
+				for _, c := range b[:i] {
+					if c != ' ' && c != '\n' && c != '\r' && c != '\t' {
+						out = append(out, c)
+					}
+				}
+				p.shapeBuf = out
+			}
+			off := lx.offset()
+			lx.pos += i + 2
+			s := Str(0)
+			if len(out) > 0 && len(out) <= maxShapeText {
+				s = p.str(out, off)
+			}
+			p.shape.Dims = s
+			ev.Has, ev.LeadDim = has, lead
+			return true
 		case c == ',':
 			if !afterItem {
 				return false
 			}
 			needItem, afterItem = true, false
-			out = append(out, c)
 		case c == '-' || c >= '0' && c <= '9':
 			if depth != 2 || afterItem {
 				return false
@@ -645,15 +651,15 @@ func (p *parser) dimsFast(ev *Event) bool {
 			if j == len(b) || isNumByte(b[j]) {
 				return false // a fraction or exponent, or the window ends
 			}
-			num := b[i:j]
 			if has&HasLeadDim == 0 {
-				if v, ok := parseInt(num); ok && v == int64(int32(v)) {
+				if v, ok := parseInt(b[i:j]); ok && v == int64(int32(v)) {
 					lead, has = int32(v), has|HasLeadDim
 				}
 			}
-			out = append(out, num...)
 			i = j - 1
 			needItem, afterItem = false, true
+		case c == ' ' || c == '\n' || c == '\r' || c == '\t':
+			ws = true
 		default:
 			return false
 		}
