@@ -403,6 +403,10 @@ func (p *parser) store(r *rawEvent) {
 // estimate runs short, events go into fixed-size chunks (no regrowth
 // copies) that finish joins.
 func (p *parser) keep(ev *Event) {
+	if p.local {
+		p.cur = append(p.cur, *ev)
+		return
+	}
 	if p.flat != nil {
 		if len(p.flat) < cap(p.flat) {
 			p.flat = append(p.flat, *ev)
@@ -441,7 +445,10 @@ func (p *parser) estimate(n int) int {
 	if p.size <= 0 || p.raw == nil {
 		return 0
 	}
-	read := p.raw.n.Load()
+	read := p.readAt
+	if read <= 0 {
+		read = p.raw.n.Load()
+	}
 	if read <= 0 || read >= p.size {
 		return 0
 	}
@@ -576,6 +583,9 @@ func (p *parser) stringList(each func(b []byte, off int64)) (Str, error) {
 // list or a number).
 func (p *parser) inputDims(ev *Event) error {
 	lx := p.lx
+	if c, err := lx.peek(); err == nil && c == '[' && p.dimsFast(ev) {
+		return nil
+	}
 	off0 := lx.offset()
 	p.shapeBegin()
 	err := p.items(func(c byte) error {
@@ -614,4 +624,87 @@ func (p *parser) inputDims(ev *Event) error {
 	})
 	p.shape.Dims = p.shapeStr(off0)
 	return err
+}
+
+// dimsFast is inputDims for the usual value, a list of flat lists of
+// integers ([[32, 3, 224, 224], [], [1]]) that lies in the window: one
+// pass over the bytes copies them without whitespace and outer brackets,
+// which is inputDims's compact text. It reports false, consuming nothing,
+// for anything else (nesting, null entries, fractions, stray commas, the
+// window ending first), which inputDims then reads in full.
+func (p *parser) dimsFast(ev *Event) bool {
+	lx := p.lx
+	b := lx.buf[lx.pos+1 : lx.end] // after the outer '['
+	has := ev.Has
+	lead := ev.LeadDim
+	ws := false // whitespace seen: the text is b without it
+	// Where we are: in the outer list (depth 1) or a shape (depth 2), and
+	// whether an item may end the list (after '[' or an item) or is
+	// required (after ',').
+	depth, needItem, afterItem := 1, false, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c == '[':
+			if depth != 1 || afterItem {
+				return false
+			}
+			depth, needItem = 2, false
+		case c == ']':
+			if needItem {
+				return false
+			}
+			if depth == 2 {
+				depth, afterItem = 1, true
+				continue
+			}
+			out := b[:i]
+			if ws {
+				out = p.shapeBuf[:0]
+				for _, c := range b[:i] {
+					if c != ' ' && c != '\n' && c != '\r' && c != '\t' {
+						out = append(out, c)
+					}
+				}
+				p.shapeBuf = out
+			}
+			off := lx.offset()
+			lx.pos += i + 2
+			s := Str(0)
+			if len(out) > 0 && len(out) <= maxShapeText {
+				s = p.str(out, off)
+			}
+			p.shape.Dims = s
+			ev.Has, ev.LeadDim = has, lead
+			return true
+		case c == ',':
+			if !afterItem {
+				return false
+			}
+			needItem, afterItem = true, false
+		case c == '-' || c >= '0' && c <= '9':
+			if depth != 2 || afterItem {
+				return false
+			}
+			j := i + 1
+			for j < len(b) && (b[j] >= '0' && b[j] <= '9' || b[j] == '-') {
+				j++
+			}
+			if j == len(b) || isNumByte(b[j]) {
+				return false // a fraction or exponent, or the window ends
+			}
+			if has&HasLeadDim == 0 {
+				if v, ok := parseInt(b[i:j]); ok && v == int64(int32(v)) {
+					lead, has = int32(v), has|HasLeadDim
+				}
+			}
+			i = j - 1
+			needItem, afterItem = false, true
+		case c == ' ' || c == '\n' || c == '\r' || c == '\t':
+			ws = true
+		default:
+			return false
+		}
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package trace_test
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/stepdoctor/stepdoctor/engine/facts"
 	"github.com/stepdoctor/stepdoctor/engine/trace"
@@ -41,6 +43,17 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tr, err := trace.Parse(bytes.NewReader(data), "fuzz.json")
+		// The parallel read at any seams, and the serial read through a
+		// window refilled a byte at a time, give the same result.
+		for _, opt := range [][2]int{{2, 1}, {3, 64}} {
+			got, gerr := trace.ParseWith(bytes.NewReader(data), "fuzz.json", opt[0], opt[1])
+			if fmt.Sprint(gerr) != fmt.Sprint(err) || err == nil && !reflect.DeepEqual(got, tr) {
+				t.Fatalf("%d workers, chunk %d: the parallel read differs from the serial one (error %v, serial %v)", opt[0], opt[1], gerr, err)
+			}
+		}
+		if got, gerr := trace.ParseWith(iotest.OneByteReader(bytes.NewReader(data)), "fuzz.json", 1, 0); fmt.Sprint(gerr) != fmt.Sprint(err) || err == nil && !reflect.DeepEqual(got, tr) {
+			t.Fatalf("one-byte reads: the read differs (error %v, serial %v)", gerr, err)
+		}
 		if err != nil {
 			if !strings.Contains(err.Error(), "fuzz.json") {
 				t.Fatalf("error does not name the file: %v", err)

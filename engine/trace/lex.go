@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -157,15 +158,10 @@ func (l *lexer) strBody() ([]byte, error) {
 	// Keys and most names are short and plain: one byte loop finds the
 	// closing quote and rules out escapes together.
 	start := l.pos
-	for i, stop := start, min(start+shortString, l.end); i < stop; i++ {
-		switch l.buf[i] {
-		case '"':
-			l.pos = i + 1
-			l.escaped = false
-			return l.buf[start:i], nil
-		case '\\':
-			stop = 0 // escapes: the general path below
-		}
+	if q := quoteOrSlashWords(l.buf[:l.end], start, shortString); q >= 0 && l.buf[q] == '"' {
+		l.pos = q + 1
+		l.escaped = false
+		return l.buf[start:q], nil
 	}
 	start, q, err := l.closeQuoteMax(maxString)
 	if err != nil {
@@ -186,51 +182,42 @@ func (l *lexer) strBody() ([]byte, error) {
 // newlines unless first), short, unescaped and inside the window. It
 // consumes through the colon; when ok is false it has consumed nothing.
 func (l *lexer) plainKey(first bool) (key []byte, ok bool) {
-	i, end := l.pos, l.end
+	buf := l.buf[:l.end]
+	i := l.pos
 	if !first {
-		if i >= end || l.buf[i] != ',' {
+		if i >= len(buf) || buf[i] != ',' {
 			return nil, false
 		}
 		i++
-		for i < end && (l.buf[i] == ' ' || l.buf[i] == '\n') {
+		for i < len(buf) && (buf[i] == ' ' || buf[i] == '\n') {
 			i++
 		}
 	}
-	if i >= end || l.buf[i] != '"' {
+	if i >= len(buf) || buf[i] != '"' {
 		return nil, false
 	}
 	start := i + 1
-	for j := start; j < end && j < start+shortString; j++ {
-		switch l.buf[j] {
-		case '"':
-			if j+1 < end && l.buf[j+1] == ':' {
-				l.pos = j + 2
-				return l.buf[start:j], true
-			}
-			return nil, false
-		case '\\':
-			return nil, false
-		}
+	// The closing quote (or an escape), 8 bytes at a time; a key near the
+	// window's end or longer than shortString takes the general path.
+	if q := quoteOrSlashWords(buf, start, shortString); q >= 0 && buf[q] == '"' && q+1 < len(buf) && buf[q+1] == ':' {
+		l.pos = q + 2
+		return buf[start:q], true
 	}
 	return nil, false
 }
 
-// shortString is how far str scans byte by byte before handing a long
-// string to bytes.IndexByte.
-const shortString = 24
+// shortString is how far str scans for the closing quote and escapes
+// together (8 bytes at a time) before handing a long string to
+// bytes.IndexByte.
+const shortString = 64
 
 // skipStr skips a JSON string whose opening quote is next. The string is
 // not kept: the window moves on past it, so its length does not matter.
 func (l *lexer) skipStr() error {
 	l.pos++ // opening quote, checked by the caller
-	for i, stop := l.pos, min(l.pos+shortString, l.end); i < stop; i++ {
-		switch l.buf[i] {
-		case '"':
-			l.pos = i + 1
-			return nil
-		case '\\':
-			stop = 0
-		}
+	if q := quoteOrSlashWords(l.buf[:l.end], l.pos, shortString); q >= 0 && l.buf[q] == '"' {
+		l.pos = q + 1
+		return nil
 	}
 	return l.skipStrRest(0)
 }
@@ -287,14 +274,9 @@ func (l *lexer) skipStrRest(carry int) error {
 // past it.
 func (l *lexer) closeQuoteMax(limit int) (start, q int, err error) {
 	start = l.pos
-	for i, stop := start, min(start+shortString, l.end); i < stop; i++ {
-		switch l.buf[i] {
-		case '"':
-			l.pos = i + 1
-			return start, i, nil
-		case '\\':
-			stop = 0 // escapes: the general scan below
-		}
+	if q := quoteOrSlashWords(l.buf[:l.end], start, shortString); q >= 0 && l.buf[q] == '"' {
+		l.pos = q + 1
+		return start, q, nil
 	}
 	scanFrom := start
 	for {
@@ -472,6 +454,15 @@ func isNumByte(c byte) bool {
 func (l *lexer) number() ([]byte, error) {
 	start := l.pos
 	for {
+		// Most numbers are runs of digits: 8 at a time, then the rest
+		// (sign, fraction, exponent) byte by byte.
+		for l.pos+8 <= l.end {
+			n := digits8(binary.LittleEndian.Uint64(l.buf[l.pos:]))
+			l.pos += n
+			if n < 8 {
+				break
+			}
+		}
 		for l.pos < l.end && isNumByte(l.buf[l.pos]) {
 			l.pos++
 		}
@@ -546,7 +537,7 @@ func (l *lexer) skipValue() error {
 	case c == '{' || c == '[':
 		return l.skipContainer()
 	case c == '-' || (c >= '0' && c <= '9'):
-		if c == '-' && l.pos+1 < l.end && (l.buf[l.pos+1] == 'I' || l.buf[l.pos+1] == 'i' || l.buf[l.pos+1] == 'N') {
+		if c == '-' && l.negWord() {
 			l.pos++
 			return l.skipWord()
 		}
@@ -556,6 +547,20 @@ func (l *lexer) skipValue() error {
 		return l.skipWord()
 	}
 	return l.syntaxErr(fmt.Sprintf("unexpected %s", quoteByte(c)))
+}
+
+// negWord reports whether the '-' at l.pos starts -Infinity, -inf or
+// -NaN, reading on when the window ends after the '-' (so the answer does
+// not depend on where the window ends).
+func (l *lexer) negWord() bool {
+	if l.pos+1 >= l.end {
+		l.fill(l.pos)
+	}
+	if l.pos+1 >= l.end {
+		return false
+	}
+	c := l.buf[l.pos+1]
+	return c == 'I' || c == 'i' || c == 'N'
 }
 
 func (l *lexer) skipWord() error {
@@ -614,7 +619,7 @@ func (l *lexer) skipContainer() error {
 			}
 		default:
 			if c == '-' || (c >= '0' && c <= '9') {
-				if c == '-' && l.pos+1 < l.end && (l.buf[l.pos+1] == 'I' || l.buf[l.pos+1] == 'i' || l.buf[l.pos+1] == 'N') {
+				if c == '-' && l.negWord() {
 					l.pos++
 					if err := l.skipWord(); err != nil {
 						return err
@@ -635,7 +640,7 @@ func (l *lexer) skipContainer() error {
 
 func (l *lexer) skipScalar(c byte) error {
 	if c == '-' || (c >= '0' && c <= '9') {
-		if c == '-' && l.pos+1 < l.end && (l.buf[l.pos+1] == 'I' || l.buf[l.pos+1] == 'i' || l.buf[l.pos+1] == 'N') {
+		if c == '-' && l.negWord() {
 			l.pos++
 			return l.skipWord()
 		}

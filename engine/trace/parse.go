@@ -26,7 +26,14 @@ var ErrNotKineto = errors.New("not a Kineto trace")
 // Parse reads one trace from r (plain JSON or gzip, detected by magic
 // bytes). name labels errors and diagnostics. Errors are "parse trace NAME:
 // ..." and name the byte offset in the uncompressed stream.
+//
+// A large input is read on GOMAXPROCS cores (see parallelEvents); the
+// result is the same as the serial read's in every case.
 func Parse(r io.Reader, name string) (*Trace, error) {
+	return parseOpts(r, name, parOptions{})
+}
+
+func parseOpts(r io.Reader, name string, opt parOptions) (*Trace, error) {
 	raw := &rawCounter{r: r}
 	br := bufio.NewReaderSize(raw, 64<<10)
 	src, gz, err := decompress(br)
@@ -39,6 +46,10 @@ func Parse(r io.Reader, name string) (*Trace, error) {
 	p := newParser(src, name)
 	p.t.Gzip = gz
 	p.raw, p.size = raw, inputSize(r)
+	p.par = opt
+	if p.par.workers <= 0 {
+		p.par.workers = defaultWorkers(p.size, gz)
+	}
 	if err := p.run(); err != nil {
 		return nil, fmt.Errorf("parse trace %s: %w", name, err)
 	}
@@ -73,11 +84,32 @@ type parser struct {
 
 	// Event store sizing (see keep): raw bytes read so far, the input's
 	// size when known, and the one flat store sized from them.
-	raw   *rawCounter
-	size  int64
-	flat  []Event
-	sized bool // the sizing decision was made
-	cur   []Event
+	raw    *rawCounter
+	size   int64
+	flat   []Event
+	sized  bool // the sizing decision was made
+	cur    []Event
+	readAt int64 // raw bytes read when the chunk being joined was cut (0: use raw)
+
+	// Parallel read (parallel.go): the options, whether it was tried, and
+	// the join's renumbering tables.
+	par        parOptions
+	parDone    bool
+	parTries   int
+	parRetryAt int64 // the parallel read is not tried again before this offset
+	strMap     []Str
+	idMap      []ID
+
+	// A chunk parser's local tables (local is true): per local string its
+	// raw key, the notes its first use raised and that use's offset; per
+	// local string id its raw key; and whether a numeric id fell where
+	// string ids are numbered.
+	local   bool
+	keys    []string
+	strNote []uint8
+	strOff  []int64
+	idKeys  []string
+	idClash bool
 }
 
 func newParser(r io.Reader, name string) *parser {
@@ -126,9 +158,10 @@ func (p *parser) str(b []byte, off int64) Str {
 	}
 	key := string(b)
 	text := key
+	var notes uint8
 	if !utf8.ValidString(text) {
 		text = strings.ToValidUTF8(text, "\uFFFD")
-		p.note(DiagRepair, "bad_utf8", "invalid UTF-8 in a string replaced with U+FFFD", off)
+		notes |= noteBadUTF8
 	}
 	// Raw control bytes are invalid JSON; escaped ones (\u001b) are valid
 	// text and kept (renderers strip or escape them).
@@ -139,7 +172,20 @@ func (p *parser) str(b []byte, off int64) Str {
 			}
 			return r
 		}, text)
-		p.note(DiagRepair, "control_char", "raw control byte in a string replaced with U+FFFD", off)
+		notes |= noteControl
+	}
+	if p.local {
+		// A chunk's first use may not be the file's: the join notes it.
+		p.keys = append(p.keys, key)
+		p.strNote = append(p.strNote, notes)
+		p.strOff = append(p.strOff, off)
+	} else {
+		if notes&noteBadUTF8 != 0 {
+			p.note(DiagRepair, "bad_utf8", msgBadUTF8, off)
+		}
+		if notes&noteControl != 0 {
+			p.note(DiagRepair, "control_char", msgControl, off)
+		}
 	}
 	s := Str(len(p.t.strs))
 	p.t.strs = append(p.t.strs, text)
@@ -184,6 +230,9 @@ func (p *parser) id(b []byte) ID {
 		return ID(v)
 	}
 	if v, ok := parseInt(b); ok && len(b) > 0 && b[0] != '+' && !bytes.ContainsAny(b, ".eE") {
+		if p.local && ID(v) >= StrIDBase && ID(v) < strIDClash {
+			p.idClash = true // the join would renumber it: read serially
+		}
 		return ID(v)
 	}
 	if id, ok := p.t.idOf[string(b)]; ok {
@@ -193,6 +242,9 @@ func (p *parser) id(b []byte) ID {
 	id := StrIDBase + ID(len(p.t.ids))
 	p.t.ids = append(p.t.ids, s)
 	p.t.idOf[string(b)] = id
+	if p.local {
+		p.idKeys = append(p.idKeys, string(b))
+	}
 	return id
 }
 
@@ -451,6 +503,22 @@ func (p *parser) events(bare bool) error {
 				return fmt.Errorf("%w: byte %d: array elements are not event objects", ErrNotKineto, lx.offset())
 			}
 			return lx.syntaxErr(fmt.Sprintf("event %d: expected an object, found %s", n, quoteByte(c)))
+		}
+		if p.par.workers > 1 && !p.parDone && lx.offset() >= p.parRetryAt {
+			// The rest of the array on all cores; the serial loop goes on
+			// from the '{' of the first event not joined, and past a chunk
+			// the workers could not read (a seam inside a string, damage)
+			// it tries again.
+			joined, retry := p.parallelEvents()
+			n += joined
+			p.parTries++
+			if retry < 0 || p.parTries >= parMaxTries {
+				p.parDone = true
+			}
+			p.parRetryAt = retry
+			if c, err = lx.peek(); err != nil || c != '{' {
+				return lx.syntaxErr("parallel read resumed off an event start") // seams are '{' bytes
+			}
 		}
 		start := lx.offset()
 		if err := p.event(); err != nil {

@@ -3,3 +3,6 @@
 package trace
 
 const bombSize = 256 << 20
+
+// raceOn is whether the tests run under the race detector.
+const raceOn = false

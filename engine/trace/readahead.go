@@ -3,6 +3,7 @@ package trace
 import (
 	"io"
 	"sync"
+	"sync/atomic"
 )
 
 // readAhead runs a reader (the gzip decompressor) in its own goroutine,
@@ -16,6 +17,10 @@ type readAhead struct {
 	err    error  // final error, valid once blocks is closed
 	done   chan struct{}
 	once   sync.Once
+	// out counts the bytes src has produced (the uncompressed bytes the
+	// inflater wrote), read beside the raw counter to tell how many
+	// compressed bytes a stream offset took.
+	out atomic.Int64
 }
 
 const (
@@ -46,6 +51,7 @@ func (ra *readAhead) fill(src io.Reader) {
 			return
 		}
 		n, err := io.ReadFull(src, buf[:cap(buf)])
+		ra.out.Add(int64(n))
 		if n > 0 {
 			select {
 			case ra.blocks <- buf[:n]:

@@ -1,0 +1,17 @@
+package trace
+
+import "io"
+
+// ParseWith is Parse with the parallel read's workers and chunk size set
+// (workers 1: the serial read; chunk 0: the default), for the tests that
+// compare the parallel read with the serial one.
+func ParseWith(r io.Reader, name string, workers, chunk int) (*Trace, error) {
+	return parseOpts(r, name, parOptions{workers: workers, chunk: chunk})
+}
+
+// ParallelJoined is the number of events parallel reads have joined so far.
+func ParallelJoined() int64 { return parJoined.Load() }
+
+// RaceOn is whether the tests run under the race detector: the heavy
+// comparisons then take one setting.
+const RaceOn = raceOn
