@@ -68,8 +68,9 @@ func collRows(stats []facts.CollectiveStat) []collRow {
 	for _, c := range stats {
 		r := collRow{Kind: c.Kind, Group: c.Group, Count: fmt.Sprint(c.Count), Bytes: nullMark,
 			Time: fmtDur(c.TimeUS), Exposed: fmtDur(c.ExposedUS), AlgBW: gbps(c.AlgBWGBps), BusBW: gbps(c.BusBWGBps)}
-		if r.Group == "" {
-			r.Group = nullMark
+		r.Group = groupLabel(c)
+		if c.RanksBusBWGBps != nil {
+			r.BusBW += fmt.Sprintf(" (best of %d ranks %s)", c.RanksCount, gbps(c.RanksBusBWGBps))
 		}
 		if c.Bytes != nil {
 			r.Bytes = fmtBytes(float64(*c.Bytes))
@@ -80,6 +81,23 @@ func collRows(stats []facts.CollectiveStat) []collRow {
 		out = append(out, r)
 	}
 	return out
+}
+
+// groupLabel names a collective's process group: its c10d name, its
+// description and its size ("3 (8 ranks)", "0 default_pg (2 ranks)");
+// nullMark when the trace names no group.
+func groupLabel(c facts.CollectiveStat) string {
+	if c.Group == "" {
+		return nullMark
+	}
+	l := c.Group
+	if c.GroupDesc != "" {
+		l += " " + c.GroupDesc
+	}
+	if c.GroupSize > 0 {
+		l += fmt.Sprintf(" (%d ranks)", c.GroupSize)
+	}
+	return l
 }
 
 // shareRow is a role or idle cause formatted: its label, CSS class, time

@@ -91,6 +91,7 @@ const (
 	HasDeviceID
 	HasLeadDim
 	HasShapes // the event has an entry in Trace.Shapes
+	HasComm   // the event has an entry in Trace.Comms
 )
 
 // Event is one kept trace event: complete events (X, and B/E pairs joined),
@@ -179,6 +180,10 @@ type Trace struct {
 	// Shapes holds the record_shapes args of the events that have them
 	// (Event.Has&HasShapes), in file order; see ShapesOf.
 	Shapes []OpShapes
+
+	// Comms holds the c10d collective args of the events that have them
+	// (Event.Has&HasComm), in file order; see CommOf.
+	Comms []CommArgs
 
 	strs   []string
 	ids    []string
