@@ -423,6 +423,8 @@ func fmtUnit(x float64, unit string) string {
 		return fixed(x, 2) + " / ms"
 	case "flops_per_s":
 		return fmtFLOPS(x)
+	case "bytes_per_s":
+		return fixed(x/1e9, 1) + " GB/s" // 1e9 bytes, as the NCCL tests' GB/s
 	case "":
 		return fixed(x, 3)
 	}
