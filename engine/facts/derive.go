@@ -120,6 +120,7 @@ func Derive(t *trace.Trace, cfg Config) *Facts {
 	d.steps()
 	d.gpu()
 	d.host()
+	d.compiled()
 	d.batchSize() // after host: reads the DataLoader fetches it lists
 	d.oneOffCalls()
 	d.chains()

@@ -98,6 +98,20 @@ type Facts struct {
 	// hipGraphLaunch): such kernels already avoid per-kernel launch cost.
 	// Null when no counted kernel links to a runtime event.
 	GraphLaunchedKernelRatio *float64 `json:"graph_launched_kernel_ratio" expr:"graph_launched_kernel_ratio"`
+	// GraphLaunchCount counts the CUDA/HIP Graph replays in W
+	// (cudaGraphLaunch, hipGraphLaunch calls); nil without GPU activity.
+	GraphLaunchCount *int64 `json:"graph_launch_count" expr:"graph_launch_count"`
+
+	// torch.compile facts (engine/facts/compile.go). CompiledKernelRatio
+	// and TritonKernelRatio are shares of the primary device's compute
+	// kernel time in W (0..1); CompiledRegionRatio and CompileTimeRatio
+	// shares of |W|. Nil where the trace cannot show them.
+	CompiledRegionRatio *float64 `json:"compiled_region_ratio" expr:"compiled_region_ratio"`
+	CompiledKernelRatio *float64 `json:"compiled_kernel_ratio" expr:"compiled_kernel_ratio"`
+	TritonKernelRatio   *float64 `json:"triton_kernel_ratio" expr:"triton_kernel_ratio"`
+	CompileTimeRatio    *float64 `json:"compile_time_ratio" expr:"compile_time_ratio"`
+	CompiledFrameCount  *int64   `json:"compiled_frame_count" expr:"compiled_frame_count"`
+	RecompileCount      *int64   `json:"recompile_count" expr:"recompile_count"`
 
 	// Memcpy of the primary device starting in W.
 	MemcpyCount         *int64   `json:"memcpy_count" expr:"memcpy_count"`

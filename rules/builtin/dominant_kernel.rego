@@ -30,6 +30,14 @@
 #   # or a fused module: torch.nn.RMSNorm / apex FusedLayerNorm
 #   ```
 #
+#   An Inductor kernel (`triton_...`, torch.compile already fused it): do
+#   not compile again; read its generated source and let Inductor tune it:
+#
+#   ```python variant=compiled
+#   #   TORCH_LOGS="output_code" python train.py   # the kernel's source and the ops it fused
+#   model = torch.compile(model, mode="max-autotune")  # autotunes the Triton configs and GEMM templates
+#   ```
+#
 #   For other kernels, look up the operator that launches it and its
 #   shapes:
 #
@@ -79,7 +87,8 @@ handled if contains(name, "flash")
 
 handled if contains(name, "fmha")
 
-kind := "attention" if contains(name, "softmax")
+kind := "compiled" if startswith(name, "triton_")
+else := "attention" if contains(name, "softmax")
 else := "norm" if contains(name, "norm")
 else := "norm" if contains(name, "reduce")
 else := "default"
@@ -87,10 +96,14 @@ else := "default"
 what := {
 	"attention": "a softmax: attention computed as matmul, softmax, matmul; F.scaled_dot_product_attention runs it as one flash or memory-efficient kernel",
 	"norm": "a normalization or reduction, memory-bound: fuse it (torch.compile, a fused norm)",
+	"compiled": "a kernel torch.compile (Inductor) generated, already fused: read its source (TORCH_LOGS=output_code) and try mode=\"max-autotune\"",
 	"default": "look up the operator that launches it and its shapes",
 }
 
-impact := input.top_kernel_time_ratio * (1 - (1 / params.speedup)) if kind != "default"
+impact := input.top_kernel_time_ratio * (1 - (1 / params.speedup)) if {
+	kind != "default"
+	kind != "compiled"
+}
 else := 0
 
 finding contains f if {
