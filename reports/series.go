@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -48,6 +49,86 @@ type seriesView struct {
 	KernelRows []kernelRow // TopKernels
 	OpRows     []opRow     // TopOps
 	CollRows   []collRow   // the collectives table (collective_stats)
+	// The role breakdown of a trace without steps (the whole window, from
+	// the step_*_ratio facts) and per inference phase (phase_breakdown):
+	// PhaseRoles are the column roles, PhaseRows the rows.
+	PhaseRoles []shareRow
+	PhaseRows  []phaseRow
+}
+
+// phaseRow is one row of the role breakdown by span: the whole window or
+// an inference phase, its iterations, time, share of the window, GPU busy
+// share and each PhaseRoles role's share of its time.
+type phaseRow struct {
+	Label, Spans, Time, Window, Busy string
+	Roles                            []string
+	Top                              string // the three largest roles with their shares, largest first
+}
+
+// phaseRows builds the role breakdown by span: the whole window of a trace
+// without steps (a trace with steps has the per-step table), then each
+// phase of phase_breakdown. Columns are the roles some row has time in.
+func phaseRows(f *facts.Facts) ([]shareRow, []phaseRow) {
+	type row struct {
+		label, spans   string
+		timeUS, window float64
+		busy           *float64
+		roles          map[string]float64 // share of the row's time
+	}
+	var rows []row
+	if !f.HasSteps && f.WindowUS > 0 {
+		if rr := f.RoleRatios(); len(rr) > 0 {
+			r := row{label: "whole window", spans: nullMark, timeUS: f.WindowUS, window: 1, busy: f.GPUBusyRatio, roles: map[string]float64{}}
+			for _, c := range rr {
+				r.roles[c.Cause] = c.Ratio
+			}
+			rows = append(rows, r)
+		}
+	}
+	for _, p := range f.PhaseBreakdowns {
+		busy := p.GPUBusyRatio
+		r := row{label: p.Phase, spans: fmt.Sprint(p.Spans), timeUS: p.TimeUS, window: p.WindowRatio, busy: &busy, roles: map[string]float64{}}
+		for role, us := range p.RolesUS {
+			if p.TimeUS > 0 {
+				r.roles[role] = us / p.TimeUS
+			}
+		}
+		rows = append(rows, r)
+	}
+	if len(f.PhaseBreakdowns) == 0 {
+		return nil, nil // the whole window alone adds nothing to the facts table
+	}
+	var cols []shareRow
+	for _, role := range facts.Roles {
+		for _, r := range rows {
+			if r.roles[role] > 0 {
+				cols = append(cols, shareRow{Role: role, Label: roleLabel(role), Class: roleClass(role)})
+				break
+			}
+		}
+	}
+	var out []phaseRow
+	for _, r := range rows {
+		pr := phaseRow{Label: r.label, Spans: r.spans, Time: fmtDur(r.timeUS), Window: fmtPct(r.window), Busy: nullMark}
+		if r.busy != nil {
+			pr.Busy = fmtPct(*r.busy)
+		}
+		for _, c := range cols {
+			pr.Roles = append(pr.Roles, fmtPct(r.roles[c.Role]))
+		}
+		top := slices.Clone(cols)
+		slices.SortStableFunc(top, func(a, b shareRow) int { return cmp.Compare(r.roles[b.Role], r.roles[a.Role]) })
+		var parts []string
+		for k, c := range top {
+			if k == 3 || r.roles[c.Role] <= 0 {
+				break
+			}
+			parts = append(parts, c.Label+" "+fmtPct(r.roles[c.Role]))
+		}
+		pr.Top = strings.Join(parts, ", ")
+		out = append(out, pr)
+	}
+	return cols, out
 }
 
 // collRow is one row of the collectives table, formatted.
@@ -224,6 +305,7 @@ func buildSeriesCore(f *facts.Facts) seriesView {
 	}
 	s.TopKernels = f.TopKernels
 	s.CollRows = collRows(f.CollectiveStats)
+	s.PhaseRoles, s.PhaseRows = phaseRows(f)
 	for _, k := range s.TopKernels {
 		s.KernelTotalUS += nonNeg(k.TotalUS)
 	}

@@ -60,6 +60,7 @@ func (d *deriver) breakdown() {
 	} else if d.windowNS > 0 {
 		d.windowBreakdown(win, roleSets)
 	}
+	d.phaseBreakdown(win, roleSets)
 	if d.hasGPU && d.windowNS > 0 {
 		d.f.ComputeKernelTimeRatio = d.ratio(overlap(kernelSet, win))
 	}
@@ -141,9 +142,7 @@ func (d *deriver) windowBreakdown(win ivset, roleSets []ivset) {
 }
 
 func (d *deriver) setBreakdownRatios(totals []int64) {
-	out := []**float64{&d.f.StepKernelRatio, &d.f.StepMemcpyRatio, &d.f.StepMemsetRatio, &d.f.StepCommunicationRatio,
-		&d.f.StepRuntimeRatio, &d.f.StepDataloaderRatio, &d.f.StepCPUOpRatio, &d.f.StepOtherRatio}
-	for r, p := range out {
+	for r, p := range d.f.roleFields() {
 		*p = d.ratio(totals[r])
 	}
 }

@@ -153,6 +153,10 @@ type Facts struct {
 	// with fewer than 3 steps.
 	SlowStepExcessRole *string  `json:"slow_step_excess_role" expr:"slow_step_excess_role"`
 	SlowStepExcessUS   *float64 `json:"slow_step_excess_us" expr:"slow_step_excess_us"`
+	// PhaseBreakdowns is the role breakdown per inference phase (prefill,
+	// decode, mixed) when the iteration spans name their phase (vLLM,
+	// SGLang; see PhaseBreakdown); nil otherwise.
+	PhaseBreakdowns []PhaseBreakdown `json:"phase_breakdown" expr:"phase_breakdown"`
 
 	// Idle-gap causes (docs/ARCHITECTURE.md "Why the GPU waits"): each GPU idle
 	// gap in W is charged through the launch of the activity that ends it:
@@ -470,6 +474,25 @@ func (f *Facts) IdleCauseRatios() []CauseRatio {
 		}
 	}
 	return out
+}
+
+// RoleRatios lists the breakdown roles in Roles order with their
+// step_*_ratio (share of |W|), skipping roles that are null; nil without a
+// breakdown. It is the one place that pairs a role with its fact.
+func (f *Facts) RoleRatios() []CauseRatio {
+	var out []CauseRatio
+	for k, p := range f.roleFields() {
+		if *p != nil {
+			out = append(out, CauseRatio{Roles[k], **p})
+		}
+	}
+	return out
+}
+
+// roleFields are the step_*_ratio fields in Roles order.
+func (f *Facts) roleFields() []**float64 {
+	return []**float64{&f.StepKernelRatio, &f.StepMemcpyRatio, &f.StepMemsetRatio, &f.StepCommunicationRatio,
+		&f.StepRuntimeRatio, &f.StepDataloaderRatio, &f.StepCPUOpRatio, &f.StepOtherRatio}
 }
 
 // idleCauseFields are the gpu_idle_*_ratio fields in IdleCauses order.
