@@ -232,3 +232,18 @@ func TestCollectiveTableSharedGroups(t *testing.T) {
 		})
 	}
 }
+
+// TestLookupNamelessDevice: a device with an empty name (vLLM's ROCm
+// image) is the MI300X by gfx942, 304 CUs and 192 GB; other counts match
+// no row.
+func TestLookupNamelessDevice(t *testing.T) {
+	i := func(v int64) *int64 { return &v }
+	mi300x := &facts.Device{Name: "", ComputeMajor: i(9), ComputeMinor: i(4), SMCount: i(304), TotalMemoryBytes: i(206141652992)}
+	if p := facts.LookupDeviceProps(mi300x); p == nil || p.Name != "AMD Instinct MI300X" || p.LinkBandwidth != 448e9 {
+		t.Errorf("nameless MI300X = %+v", p)
+	}
+	mi300a := &facts.Device{Name: "", ComputeMajor: i(9), ComputeMinor: i(4), SMCount: i(228), TotalMemoryBytes: i(137438953472)}
+	if p := facts.LookupDeviceProps(mi300a); p != nil {
+		t.Errorf("nameless 228-CU device matched %+v", p)
+	}
+}

@@ -130,6 +130,43 @@ func LookupDevice(name string, units, major *int64) *DevicePeak {
 	return nil
 }
 
+// nameless is a peak row for a device whose deviceProperties name is
+// empty (ROCm builds of some serving images record name ""), matched by
+// architecture, compute units and memory size, which together name one
+// product.
+type nameless struct {
+	major, minor, units int64
+	memGiB              int64 // totalGlobalMem in GiB, rounded
+	row                 string
+}
+
+// namelessDevices: gfx942 (ROCm compute 9.4) with 304 CUs and 192 GB is the
+// MI300X (AMD Instinct MI300X data sheet; the MI300A has 228 CUs, the MI325X
+// 256 GB).
+var namelessDevices = []nameless{{major: 9, minor: 4, units: 304, memGiB: 192, row: "mi300x"}}
+
+// LookupDeviceProps returns the peak row of the primary device: by name
+// (LookupDevice), or for a device without a name by its architecture,
+// compute units and memory (namelessDevices); nil when unknown.
+func LookupDeviceProps(dv *Device) *DevicePeak {
+	if dv == nil {
+		return nil
+	}
+	if strings.TrimSpace(dv.Name) != "" {
+		return LookupDevice(dv.Name, dv.SMCount, dv.ComputeMajor)
+	}
+	if dv.ComputeMajor == nil || dv.ComputeMinor == nil || dv.SMCount == nil || dv.TotalMemoryBytes == nil {
+		return nil
+	}
+	gib := (*dv.TotalMemoryBytes + 1<<29) >> 30
+	for _, n := range namelessDevices {
+		if n.major == *dv.ComputeMajor && n.minor == *dv.ComputeMinor && n.units == *dv.SMCount && n.memGiB == gib {
+			return LookupDevice(n.row, dv.SMCount, dv.ComputeMajor)
+		}
+	}
+	return nil
+}
+
 // peakFor returns the peak FLOP/s an op of dtype class dt can reach on
 // the device and the name of that rate: fp32 matmul-class work counts
 // against the TF32/XF32 tensor-core rate where the device has one (what
