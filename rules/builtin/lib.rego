@@ -123,6 +123,13 @@ compiled if {
 	input.compiled_region_ratio >= 0.5
 }
 
+# A facts file from before these shares: torch_compiled alone.
+compiled if {
+	input.compiled_kernel_ratio == null
+	input.compiled_region_ratio == null
+	input.torch_compiled == true
+}
+
 # graph_replayed: most kernels are replayed from a CUDA/HIP Graph
 # (cudaGraphLaunch / hipGraphLaunch): the code is already captured.
 graph_replayed if input.graph_launched_kernel_ratio >= 0.5
