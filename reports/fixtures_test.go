@@ -293,6 +293,9 @@ func hostile() *engine.Result {
 		Timeline:   []facts.TimelineSpan{{OffsetUS: 0, DurUS: 5, Kind: "busy"}, {OffsetUS: 5, DurUS: 5, Kind: evil}},
 		TopKernels: []facts.KernelStat{{Name: evil, Count: 1, TotalUS: 5, MeanUS: 5, MaxUS: 5}},
 		TopOps:     []facts.OpStat{{Name: evil, Calls: 1, SelfCPUUS: 3, TotalCPUUS: 3}},
+		PhaseBreakdowns: []facts.PhaseBreakdown{{Phase: evil, Spans: 1, TimeUS: 10, WindowRatio: 1, GPUBusyRatio: 0.4,
+			RolesUS: map[string]float64{"kernel": 4, evil: 6}}},
+		CollectiveStats: []facts.CollectiveStat{{Kind: evil, Group: evil, GroupDesc: evil, GroupRanks: evil, GroupSize: 2, Count: 1, TimeUS: 1}},
 	}
 	tr := &engine.TraceResult{
 		Input: engine.Input{Path: "runs/" + evil + ".json"},
