@@ -78,9 +78,14 @@ func phaseRows(f *facts.Facts) ([]shareRow, []phaseRow) {
 	var rows []row
 	if !f.HasSteps && f.WindowUS > 0 {
 		if rr := f.RoleRatios(); len(rr) > 0 {
-			r := row{label: "whole window", spans: nullMark, timeUS: f.WindowUS, window: 1, busy: f.GPUBusyRatio, roles: map[string]float64{}}
+			// GPU busy as the phases count it: the GPU roles' share.
+			var busy float64
+			r := row{label: "whole window", spans: nullMark, timeUS: f.WindowUS, window: 1, busy: &busy, roles: map[string]float64{}}
 			for _, c := range rr {
 				r.roles[c.Cause] = c.Ratio
+				if facts.IsGPURole(c.Cause) {
+					busy += c.Ratio
+				}
 			}
 			rows = append(rows, r)
 		}

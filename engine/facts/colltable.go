@@ -193,6 +193,9 @@ func (d *deriver) collectiveTable(compute ivset) {
 		}
 		h := hostColl{s: e.TS, e: e.End(), kind: collectiveKind(d.t.Name(e))}
 		if c, ok := d.t.CommOf(e); ok {
+			if c.Collective != 0 && d.t.Str(c.Collective) == "wait" {
+				continue // work.wait(): launches nothing, names no group
+			}
 			h.comm = &c
 			if c.Collective != 0 {
 				h.kind = collectiveKind(d.t.Str(c.Collective))

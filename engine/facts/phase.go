@@ -14,6 +14,21 @@ import "slices"
 // breakdown of the step breakdown restricted to each phase's iterations,
 // whether or not those iterations are the steps (--step-marker auto).
 
+// gpuRoles is how many of Roles, first in the order, are primary-device
+// activity (kernel, memcpy, memset, communication): the GPU busy part of a
+// breakdown.
+const gpuRoles = 4
+
+// IsGPURole reports whether a breakdown role is primary-device activity.
+func IsGPURole(role string) bool {
+	for _, r := range Roles[:gpuRoles] {
+		if r == role {
+			return true
+		}
+	}
+	return false
+}
+
 // Phases are the phase names of PhaseBreakdown, in report order.
 var Phases = []string{"prefill", "decode", "mixed"}
 
@@ -57,7 +72,6 @@ func (d *deriver) phaseBreakdown(win ivset, roleSets []ivset) {
 	if len(spans) == 0 || d.windowNS <= 0 {
 		return
 	}
-	gpuRoles := 4 // kernel, memcpy, memset, communication: the first four Roles
 	other := len(Roles) - 1
 	for _, ph := range Phases {
 		var iv []interval
