@@ -528,3 +528,96 @@ func TestBrowserCheckCatchesProblems(t *testing.T) {
 		t.Errorf("wide page not caught: scroll width %d, wide elements %q", scrollW, pp.wide)
 	}
 }
+
+// annotatedTracePage is a self-contained page that reads an annotated
+// trace next to it (sync XHR over file://) the way a trace viewer would
+// and prints what it finds: the stepdoctor process, its threads, the
+// instants and how many of them lie inside an event of their own track,
+// and the flow starts and bound ends.
+const annotatedTracePage = `<!DOCTYPE html><html><head><meta charset="utf-8"><title>annotated trace</title></head><body><pre id="out">not run</pre>
+<script>
+const out = document.getElementById("out");
+try {
+  const x = new XMLHttpRequest();
+  x.open("GET", TRACE, false);
+  x.send();
+  const doc = JSON.parse(x.responseText);
+  const evs = Array.isArray(doc) ? doc : doc.traceEvents;
+  let pid = null;
+  for (const e of evs) if (e.ph === "M" && e.name === "process_name" && e.args && e.args.name === "stepdoctor") pid = e.pid;
+  const own = new Map();
+  for (const e of evs) if (e.ph === "X" && e.cat !== "stepdoctor") { const k = e.pid + "/" + e.tid; if (!own.has(k)) own.set(k, []); own.get(k).push([e.ts, e.ts + (e.dur || 0)]); }
+  let instants = 0, onEvent = 0, starts = 0, ends = 0, threads = 0;
+  for (const e of evs) {
+    if (e.cat !== "stepdoctor") { if (e.ph === "M" && e.name === "thread_name" && e.pid === pid) threads++; continue; }
+    if (e.ph === "i" && e.s === "t") { instants++; if ((own.get(e.pid + "/" + e.tid) || []).some(([s, t]) => s <= e.ts && e.ts <= t)) onEvent++; }
+    if (e.ph === "s") starts++;
+    if (e.ph === "f" && e.bp === "e") ends++;
+  }
+  out.textContent = "process=" + (pid !== null) + " threads=" + threads + " instants=" + instants + " on_event=" + onEvent + " flow_starts=" + starts + " flow_ends=" + ends;
+} catch (err) { out.textContent = "error: " + err; }
+</script></body></html>`
+
+// TestBrowserReadsAnnotatedTrace opens annotated traces (the sample trace,
+// and the shared NCCL trace when present) in headless chromium
+// through annotatedTracePage and reads the counts back from the DOM
+// (--dump-dom): one instant per example event, each inside an event of
+// its track, one flow per example, one thread per finding.
+func TestBrowserReadsAnnotatedTrace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser check skipped in -short mode")
+	}
+	bin := findChromium(t)
+	dir, err := filepath.Abs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	traces := []string{
+		filepath.Join("..", "testdata", "traces", "dataloader_bound.pt.trace.json"),
+		filepath.Join("..", "..", "shared", "traces", "hta", "nccl_parser_config", "nccl_data.json.gz"),
+	}
+	var flags []string
+	for _, f := range chromiumFlags {
+		if f != "--remote-debugging-pipe" {
+			flags = append(flags, f)
+		}
+	}
+	for k, in := range traces {
+		if _, err := os.Stat(in); err != nil {
+			t.Logf("browser check: %s not present, skipping it", in)
+			continue
+		}
+		name := fmt.Sprintf("annotated-%d.json", k)
+		tr := annotateOne(t, in, filepath.Join(dir, name))
+		examples := 0
+		for _, f := range tr.Findings {
+			examples += len(f.Examples)
+		}
+		if examples == 0 {
+			t.Fatalf("%s: no finding has example events; the check needs some", in)
+		}
+		quoted, _ := json.Marshal(name)
+		page := filepath.Join(dir, fmt.Sprintf("page-%d.html", k))
+		if err := os.WriteFile(page, []byte(strings.Replace(annotatedTracePage, "TRACE", string(quoted), 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		args := append(append([]string(nil), flags...), "--user-data-dir="+filepath.Join(dir, "profile"), "--allow-file-access-from-files", "--dump-dom",
+			(&url.URL{Scheme: "file", Path: page}).String())
+		cmd := exec.CommandContext(ctx, bin, args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		dom, err := cmd.Output()
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: chromium --dump-dom: %v\n%s", in, err, stderr.String())
+		}
+		_, rest, _ := strings.Cut(string(dom), `<pre id="out">`)
+		got, _, _ := strings.Cut(rest, "</pre>")
+		want := fmt.Sprintf("process=true threads=%d instants=%d on_event=%d flow_starts=%d flow_ends=%d", len(tr.Findings), examples, examples, examples, examples)
+		if got != want {
+			t.Errorf("%s: the page read %q from the annotated trace, want %q", in, got, want)
+		}
+		t.Logf("%s: %s", in, got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +25,7 @@ type analyzeFlags struct {
 	regressionFact   []string
 	maxRegressionSet bool
 	out              string
+	annotate         string
 	format           string
 	failOn           string
 	ruleDirs         []string
@@ -51,7 +53,12 @@ sizes differ) is compared with OLD's beyond the noise band of both runs, and so 
 --regression-fact (a leaf that diff prints, such as step_time_us.p90 or gpu_idle_ratio).
 
 Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error;
-3 a regression over --max-regression against --baseline.`,
+3 a regression over --max-regression against --baseline.
+
+With --annotate OUT.json (or OUT.json.gz) it also writes the trace with each finding
+added on the tracks of its example events (instant events, flows from a "stepdoctor"
+process with one thread per finding), to open in ui.perfetto.dev or chrome://tracing.
+It takes exactly one trace file.`,
 		Args: needArgs([]string{"PATH"}, -1, "a trace file .json or .json.gz, a tensorboard_trace_handler directory, a facts file .jsonl, or - for stdin"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fl.maxRegressionSet = cmd.Flags().Changed("max-regression")
@@ -59,6 +66,7 @@ Exit codes: 0 done; 1 a finding at or above --fail-on; 2 usage or input error;
 		},
 	}
 	c.Flags().StringVarP(&fl.out, "output", "o", "", "write the report to `FILE` (format from the extension: "+reports.ExtensionNames(reports.ForAnalyze)+")")
+	c.Flags().StringVar(&fl.annotate, "annotate", "", "also write the trace with the findings added (instant events and flows on their example events) to `OUT.json` or OUT.json.gz, to open in ui.perfetto.dev; one trace file only")
 	c.Flags().StringVar(&fl.format, "format", "", "report format: "+reports.FormatNames(reports.ForAnalyze)+" (overrides the -o extension)")
 	c.Flags().StringVar(&fl.baseline, "baseline", "", "compare with the traces or facts file at `OLD`; exit 3 when the median step time or a --regression-fact regressed beyond --max-regression")
 	c.Flags().StringVar(&fl.maxRegression, "max-regression", "10%", "with --baseline: the largest allowed slowdown of the median step time (and of each --regression-fact), e.g. 10% or 0.1; changes within both runs' noise band are not regressions")
@@ -97,6 +105,9 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 		return usage(err)
 	}
 	if err := checkOutput(fl.out, analyzeInputs(paths, fl, cfg.file)); err != nil {
+		return err
+	}
+	if err := checkAnnotate(fl, paths, cfg.file); err != nil {
 		return err
 	}
 	fcfg, err := cfg.factsWith(fl.stepMarker)
@@ -150,6 +161,12 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 	} else if err := write(stdout); err != nil {
 		return &exitError{2, fmt.Errorf("write report: %w", err)}
 	}
+	if fl.annotate != "" {
+		if err := reports.AnnotateResult(fl.annotate, res); err != nil {
+			return &exitError{2, fmt.Errorf("write annotated trace: %w", err)}
+		}
+		fl.read.say(stderr, "wrote %s\n", fl.annotate)
+	}
 	if fl.baseline != "" {
 		if err := checkBaseline(ctx, fl, engine.Options{Paths: []string{fl.baseline}, Rules: set, Facts: fcfg, Stdin: stdin}, res, stderr); err != nil {
 			return err
@@ -165,6 +182,35 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 		}
 	}
 	return ruleFailure(fl.failOnRuleError || cfg.failOnRuleError(), reports.RuleErrorLines(res))
+}
+
+// checkAnnotate refuses an --annotate path that is not a trace name
+// (.json, .json.gz), that is the report's, or that is one of the inputs;
+// and stdin, which cannot be read a second time to be copied.
+func checkAnnotate(fl analyzeFlags, paths []string, cfg *rules.FileConfig) error {
+	if fl.annotate == "" {
+		return nil
+	}
+	usage := func(format string, a ...any) error { return &exitError{2, fmt.Errorf(format, a...)} }
+	if !engine.IsTraceName(filepath.Base(fl.annotate)) {
+		return usage("refuse --annotate %s: the annotated trace is Chrome-trace JSON; name it .json or .json.gz", fl.annotate)
+	}
+	if fl.annotate == "-" || fl.annotate == fl.out {
+		return usage("refuse --annotate %s: it is the report's output", fl.annotate)
+	}
+	for _, p := range paths {
+		if p == "-" {
+			return usage("refuse --annotate with stdin: give the trace file, which is read a second time to be copied")
+		}
+	}
+	if fl.out != "" {
+		if st, err := os.Stat(fl.out); err == nil {
+			if ast, err := os.Stat(fl.annotate); err == nil && os.SameFile(st, ast) {
+				return usage("refuse --annotate %s: it is the report's output %s", fl.annotate, fl.out)
+			}
+		}
+	}
+	return checkOutput(fl.annotate, analyzeInputs(paths, fl, cfg))
 }
 
 // listSkippedRules lists the entries of rule directories that were not

@@ -1,15 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gopkg.in/yaml.v3"
+
+	"github.com/stepdoctor/stepdoctor/internal/sariftest"
 )
 
 // ciStep is a GitHub Actions step.
@@ -69,35 +69,15 @@ func runLine(t *testing.T, line string, env map[string]string) int {
 	return code
 }
 
-// validSARIF checks a SARIF file against the schema the reports tests use.
-func validSARIF(t *testing.T, schemaPath, path string) {
+// validSARIF checks a SARIF file against the schemas the reports tests use
+// (internal/sariftest: the subset, and the official schema in CI).
+func validSARIF(t *testing.T, path string) {
 	t.Helper()
-	sf, err := os.Open(schemaPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sf.Close()
-	doc, err := jsonschema.UnmarshalJSON(sf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("sarif.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	schema, err := c.Compile("sarif.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	if err := schema.Validate(inst); err != nil {
+	if err := sariftest.Validate(t, b); err != nil {
 		t.Errorf("%s does not validate: %v", path, err)
 	}
 	var log struct {
@@ -168,7 +148,6 @@ func TestGitHubActionsExample(t *testing.T) {
 	if !strings.Contains(gate, "--fail-on") || !strings.Contains(gate, "report.md") {
 		t.Errorf("gate %q: want --baseline, --fail-on and -o report.md", gate)
 	}
-	schema := abs(t, "../../reports/testdata/sarif-2.1.0-subset.schema.json")
 	traces := abs(t, "../../testdata/traces")
 	env := map[string]string{
 		"SCRIPTS": abs(t, "../../testdata/scripts"),
@@ -195,7 +174,7 @@ func TestGitHubActionsExample(t *testing.T) {
 				}
 			}
 			for _, f := range []string{"lint.sarif", "analyze.sarif"} {
-				validSARIF(t, schema, f)
+				validSARIF(t, f)
 			}
 			md, err := os.ReadFile("report.md")
 			if err != nil || !strings.Contains(string(md), "# stepdoctor report") || !strings.Contains(string(md), "Made by stepdoctor") {

@@ -21,6 +21,7 @@ var allowedImports = map[string][]string{
 	"internal/hugemem":       {},
 	"internal/version":       {},
 	"internal/mdcheck":       {},
+	"internal/sariftest":     {},
 	"engine/trace":           {"internal/hugemem"},
 	"engine/trace/tracetest": {},
 	"engine/facts":           {"engine/trace", "internal/hugemem"},

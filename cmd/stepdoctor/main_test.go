@@ -12,6 +12,7 @@ import (
 
 	"github.com/stepdoctor/stepdoctor/engine/facts"
 	"github.com/stepdoctor/stepdoctor/engine/facts/factstest"
+	"github.com/stepdoctor/stepdoctor/internal/sariftest"
 )
 
 var _ = flag.Bool("update", false, "rewrite golden files (none in this package)")
@@ -20,7 +21,32 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code = run(context.Background(), args, strings.NewReader(""), &out, &errb)
+	checkSARIFOutputs(t, args, code, out.Bytes())
 	return code, out.String(), errb.String()
+}
+
+// checkSARIFOutputs validates every SARIF log a CLI test writes (stdout with
+// --format sarif, or an -o/--output file ending in .sarif) against the SARIF
+// schemas (internal/sariftest).
+func checkSARIFOutputs(t *testing.T, args []string, code int, stdout []byte) {
+	t.Helper()
+	if code == 2 { // usage or input error: no report
+		return
+	}
+	for i, a := range args {
+		switch {
+		case (a == "--format" || a == "-f") && i+1 < len(args) && args[i+1] == "sarif", a == "--format=sarif":
+			if err := sariftest.Validate(t, stdout); err != nil {
+				t.Errorf("%v: stdout: %v", args, err)
+			}
+		case (a == "-o" || a == "--output") && i+1 < len(args) && strings.HasSuffix(args[i+1], ".sarif"):
+			if b, err := os.ReadFile(args[i+1]); err == nil {
+				if err := sariftest.Validate(t, b); err != nil {
+					t.Errorf("%v: %s: %v", args, args[i+1], err)
+				}
+			}
+		}
+	}
 }
 
 // TestAnalyzeSharedTraces runs analyze on every shared trace: JSON facts

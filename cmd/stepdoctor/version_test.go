@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stepdoctor/stepdoctor/engine"
+	"github.com/stepdoctor/stepdoctor/engine/facts/factstest"
 	"github.com/stepdoctor/stepdoctor/internal/version"
 )
 
@@ -137,5 +138,50 @@ func TestAnalyzeSARIFWithScript(t *testing.T) {
 	}
 	if script == 0 || traceOnly == 0 {
 		t.Errorf("%d results at script lines, %d at the trace; want both", script, traceOnly)
+	}
+}
+
+// TestAnalyzeSARIFSharedTraceWithScript: analyze --format sarif on a real
+// shared trace with --script writes a log that passes the SARIF schemas
+// (runCLI validates it; in CI that includes the official OASIS schema) and
+// carries the script's lines as physical locations.
+func TestAnalyzeSARIFSharedTraceWithScript(t *testing.T) {
+	dir := factstest.SharedTraces(t)
+	trace := filepath.Join(dir, "tracelens/tests/traces/mi300/ddp_resnet18_no_pool/train_resnet18.json.gz")
+	if _, err := os.Stat(trace); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	code, out, errOut := runCLI(t, "analyze", "--script", "../../testdata/scripts/every_mistake.py", "--format", "sarif", trace)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var log struct {
+		Runs []struct {
+			Results []struct {
+				RuleID    string
+				Locations []struct {
+					PhysicalLocation struct {
+						ArtifactLocation struct{ URI string }
+						Region           *struct{ StartLine int }
+					}
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &log); err != nil {
+		t.Fatal(err)
+	}
+	script, atTrace := 0, 0
+	for _, r := range log.Runs[0].Results {
+		pl := r.Locations[0].PhysicalLocation
+		switch {
+		case strings.HasSuffix(pl.ArtifactLocation.URI, "testdata/scripts/every_mistake.py") && pl.Region != nil && pl.Region.StartLine > 0:
+			script++
+		case strings.HasSuffix(pl.ArtifactLocation.URI, "train_resnet18.json.gz"):
+			atTrace++
+		}
+	}
+	if script == 0 || atTrace == 0 {
+		t.Errorf("%d results at script lines, %d at the trace; want both", script, atTrace)
 	}
 }

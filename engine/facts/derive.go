@@ -504,6 +504,7 @@ func (d *deriver) ref(e *trace.Event) EventRef {
 		DurUS:    float64(e.Dur) / 1e3,
 		PID:      d.t.IDString(e.PID),
 		TID:      d.t.IDString(e.TID),
+		TSNS:     e.TS,
 	}
 }
 

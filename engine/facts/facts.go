@@ -387,6 +387,11 @@ type EventRef struct {
 	DurUS    float64 `json:"dur_us"`
 	PID      string  `json:"pid"`
 	TID      string  `json:"tid"`
+	// TSNS is the start in exact nanoseconds on the trace's own clock
+	// (TSUS rounds it: epoch-microsecond timestamps lose the nanoseconds in
+	// a float64), so an annotated trace can point at the event itself. Not
+	// written to facts files: 0 in facts read back from one.
+	TSNS int64 `json:"-"`
 }
 
 // Roles of the per-step breakdown, in priority order: each role gets only

@@ -564,7 +564,15 @@ func (d *deriver) topKernel(kstats map[trace.Str]*KernelStat) {
 	var best trace.Str
 	var bestUS, totalUS float64
 	found := false
-	for name, ks := range kstats {
+	// Summed in name order: float addition in map order would change the
+	// last digits from run to run.
+	names := make([]trace.Str, 0, len(kstats))
+	for name := range kstats {
+		names = append(names, name)
+	}
+	slices.SortFunc(names, func(a, b trace.Str) int { return strings.Compare(d.t.Str(a), d.t.Str(b)) })
+	for _, name := range names {
+		ks := kstats[name]
 		if d.kind[name]&kCommKernel != 0 {
 			continue
 		}

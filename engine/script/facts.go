@@ -21,10 +21,13 @@
 // and the modules of that directory that import it tell whether it runs on
 // a GPU (Features.GPUHints).
 //
-// The scanner is syntactic: it does not follow calls into functions, so
-// `.item()` inside a helper called from the loop is not seen as in the
-// loop, and it cannot know a variable's type (a `print(x)` argument is
-// "tensor-like" when it was assigned from a call in the loop).
+// The scanner is syntactic. It follows calls from a step loop into the
+// module-level functions of the same script (up to 3 calls deep), and
+// treats a LightningModule's training_step as a step body (see Loop.Function);
+// it does not follow methods, imported functions or calls through
+// variables, and it cannot know a variable's type (a `print(x)` argument is
+// "tensor-like" when it was assigned from a call in the loop, or passed in
+// from one).
 package script
 
 // SchemaVersion versions the JSON shape of Facts (the input of script rules).
@@ -55,6 +58,11 @@ type Value struct {
 	Value any `json:"value"`
 	// Text is the argument's source text, cut to 80 characters.
 	Text string `json:"text"`
+	// Default is, for a name that reads a command-line option
+	// (args.num_workers), the literal default its argparse add_argument
+	// call gives (0, true, "cpu"); null when unknown. Filled for the
+	// DataLoader arguments.
+	Default any `json:"default,omitempty"`
 	Pos
 }
 
@@ -88,6 +96,10 @@ type Call struct {
 	// StepLoop is the index in Facts.Loops of the innermost enclosing
 	// step loop (see Loop.Step), -1 when none.
 	StepLoop int `json:"step_loop"`
+	// StepRoot is the Root of StepLoop (see Loop.Root): the same for a
+	// call in a step loop and one in a step function it calls; -1 when
+	// StepLoop is.
+	StepRoot int `json:"step_root"`
 	// InnerLoop is true when a loop lies between the call and its step
 	// loop (the call runs several times per step).
 	InnerLoop bool `json:"inner_loop"`
@@ -135,18 +147,20 @@ type Condition struct {
 	// DataLoader (not enumerate's index). Operands of is / in and the
 	// arguments of other calls (len(x)) are not counted.
 	Tensors []string `json:"tensors"`
-	// Loop, StepLoop, InnerLoop and Conditional are as for Call (for a
+	// Loop, StepLoop, StepRoot, InnerLoop and Conditional are as for Call (for a
 	// while step loop's own header, StepLoop is that loop).
 	Loop        int  `json:"loop"`
 	StepLoop    int  `json:"step_loop"`
+	StepRoot    int  `json:"step_root"`
 	InnerLoop   bool `json:"inner_loop"`
 	Conditional bool `json:"conditional"`
 	Pos
 }
 
-// Loop is a for or while statement.
+// Loop is a for or while statement, or a step function: a function whose
+// body runs once per step (see Function).
 type Loop struct {
-	Kind string `json:"kind"` // "for" or "while"
+	Kind string `json:"kind"` // "for", "while" or "function"
 	// Iter is the source text of what a for loop iterates over, after
 	// unwrapping enumerate(), tqdm(), iter() and zip() (first argument);
 	// a while loop's condition.
@@ -170,9 +184,30 @@ type Loop struct {
 	// nested loops and functions: in a loop that is not a step loop, this
 	// is autoregressive decoding.
 	CallsModel bool `json:"calls_model"`
-	// Parent is the index of the enclosing loop, -1 when none.
+	// Parent is the index of the enclosing loop, -1 when none; for a step
+	// function, the step loop (or step function) that calls it.
 	Parent int `json:"parent"`
+	// Function is, for Kind "function", the function's name: a
+	// module-level function of the script called by name from a step loop
+	// (or from another step function, up to 3 calls deep), or the
+	// training_step of a LightningModule, which Lightning's Trainer calls
+	// once per batch, or a transformers Trainer subclass's compute_loss /
+	// training_step. Its Pos is the def header.
+	Function string `json:"function,omitempty"`
+	// Framework names the framework that calls a step hook once per step
+	// ("Lightning" for LightningModule.training_step, "the Trainer" for a
+	// transformers Trainer subclass's compute_loss / training_step); ""
+	// for a function called from the script's own step loop.
+	Framework string `json:"framework,omitempty"`
+	// CallLine is the line of the call from Parent; 0 for a step hook.
+	CallLine int `json:"call_line,omitempty"`
+	// Root is, for a step function, the step loop every iteration of which
+	// runs it (Parent followed up through step functions); a
+	// LightningModule's training_step is its own root, as is every for and
+	// while loop. Rules group a step's syncs and copies by it.
+	Root int `json:"root"`
 	Pos
+	depth int // step functions: calls from the step loop (1 = called from it)
 }
 
 // DataLoader is one torch.utils.data.DataLoader(...) construction.
@@ -283,6 +318,10 @@ type Features struct {
 	// at the import's position in that file). Host-sync and copy rules
 	// count them; rules about the model's setup need a GPU use in the file.
 	GPUHints []Use `json:"gpu_hints"`
+	// CPUOnly are framework constructions pinned to the CPU: a Lightning
+	// Trainer / Fabric with accelerator="cpu", an accelerate Accelerator
+	// with cpu=True. Rules about GPU work do not run on such a script.
+	CPUOnly []Use `json:"cpu_only"`
 	// MixedPrecision is where reduced precision comes from other than
 	// autocast: Accelerator(mixed_precision=...), Fabric(precision=...),
 	// Trainer(precision=...) (not "32" / "64"), and a model cast to

@@ -218,6 +218,9 @@ func isFramework(name string) bool {
 		return base == "Accelerator" || base == "PartialState"
 	case "lightning", "pytorch_lightning", "lightning_fabric":
 		return base == "Fabric" || base == "Trainer"
+	case "transformers", "trl":
+		// transformers.Trainer places the model and batches on the GPU.
+		return strings.HasSuffix(base, "Trainer")
 	}
 	return false
 }
@@ -272,6 +275,17 @@ func (s *scanner) mixedPrecision(n *sitter.Node, name string, pos []Value, kw ma
 				return i == 16
 			}
 			return v.Kind != "none" // a variable: trusted to choose it
+		}
+		return false
+	}
+	// FSDP's MixedPrecision / FSDP2's MixedPrecisionPolicy cast parameters
+	// and compute to param_dtype.
+	if strings.HasSuffix(name, "FullyShardedDataParallel") || name == "torch.distributed.fsdp.fully_shard" || name == "torch.distributed._composable.fsdp.fully_shard" {
+		if v, ok := kw["mixed_precision"]; ok {
+			return v.Kind != "none"
+		}
+		if v, ok := kw["mp_policy"]; ok {
+			return v.Kind != "none"
 		}
 		return false
 	}
@@ -351,6 +365,9 @@ func (s *scanner) datasetKind(ds *sitter.Node, depth int) (string, bool) {
 		}
 		if strings.Contains(strings.ToLower(key), "tokeniz") {
 			return "a tokenized dataset", false
+		}
+		if s.transformed[key] {
+			return "", false // ds.set_transform(f): f runs per sample, in the workers
 		}
 		if v, ok := s.assigns[key]; ok && v != ds {
 			if rs := s.returned(v, s.elemIdx[key]); len(rs) > 0 {

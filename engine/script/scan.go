@@ -73,6 +73,8 @@ func scanIn(file string, src []byte, dir string) (*Facts, error) {
 	}
 	s.functions(root)
 	s.walk(root, ctx{loop: -1, stepLoop: -1, profiler: -1})
+	s.stepFunctions(root)
+	s.resolveDefaults()
 	s.finish()
 	return s.f, nil
 }
@@ -114,6 +116,9 @@ func newScanner(file string, src []byte) *scanner {
 		allAssigns: map[string][]assigned{},
 		elemIdx:    map[string]int{},
 		defs:       map[string]*sitter.Node{},
+		callAt:     map[span]int{},
+		loopAt:     map[uint]int{},
+		followed:   map[uint]bool{},
 	}
 }
 
@@ -129,7 +134,7 @@ func newFacts(file string, src []byte) *Facts {
 		Features: Features{
 			Autocast: []Use{}, GradScaler: []Use{}, CudnnBenchmark: []Use{}, Compile: []Use{},
 			JitScript: []Use{}, DataParallel: []Use{}, DDP: []Use{}, Conv: []Use{}, CUDA: []Use{},
-			Frameworks: []Use{}, MixedPrecision: []Use{}, Accelerator: []Use{}, GPUHints: []Use{},
+			Frameworks: []Use{}, MixedPrecision: []Use{}, Accelerator: []Use{}, GPUHints: []Use{}, CPUOnly: []Use{},
 		},
 	}
 }
@@ -161,12 +166,28 @@ type scanner struct {
 	// strong holds, per step loop index, the names that are tensors by
 	// the stricter guess of Condition.Tensors.
 	strong map[int]map[string]bool
+	// callAt and loopAt index s.f.Calls and s.f.Loops by the start byte
+	// of their node; followed marks the function bodies already walked as
+	// step functions, and follows queues those still to walk (follow.go).
+	callAt   map[span]int // calls nest at one start byte: x.pin_memory().to(d)
+	loopAt   map[uint]int
+	followed map[uint]bool
+	follows  []follow
+	// argDefaults maps argparse destinations (num_workers) to the literal
+	// default of their add_argument call.
+	argDefaults map[string]any
+	// transformed are the datasets given a per-sample transform in place
+	// (ds.set_transform(f)).
+	transformed map[string]bool
 	// inError counts the ERROR nodes the prepass is inside (only the
 	// outermost is reported).
 	inError int
 	// lineStarts are the byte offsets where lines begin (built on first use).
 	lineStarts []int
 }
+
+// span is a node's byte range.
+type span struct{ start, end uint }
 
 // ctx is the walk's position: enclosing loop, step loop, and whether an
 // if or another loop lies between the node and the step loop.
@@ -1040,9 +1061,11 @@ func (s *scanner) walk(n *sitter.Node, c ctx) {
 			// The condition runs every step; the branches do not.
 			cond := n.ChildByFieldName("condition")
 			s.condition("if", cond, c, c.conditional)
+			guard := s.runConstant(cond)
+			body := n.ChildByFieldName("consequence")
 			for _, ch := range children(n) {
 				cc := c
-				if cond == nil || ch.Id() != cond.Id() {
+				if (cond == nil || ch.Id() != cond.Id()) && !(guard && body != nil && ch.Id() == body.Id()) {
 					cc.conditional = true
 				}
 				s.walk(ch, cc)
@@ -1095,7 +1118,9 @@ func (s *scanner) loop(n *sitter.Node, c ctx) {
 	}
 	l.Step = l.OverLoader || l.Trains
 	idx := len(s.f.Loops)
+	l.Root = idx
 	s.f.Loops = append(s.f.Loops, l)
+	s.loopAt[n.StartByte()] = idx
 	inner := c
 	inner.loop = idx
 	if l.Step {
@@ -1175,6 +1200,31 @@ body:
 	}
 }
 
+// stepArgs fills the TensorArgs and Tensors of a call in step loop
+// stepLoop.
+func (s *scanner) stepArgs(n *sitter.Node, stepLoop int, call *Call) {
+	var used []string
+	if al := n.ChildByFieldName("arguments"); al != nil {
+		s.argNames(al, &used)
+	}
+	for _, u := range used {
+		if s.tensors[stepLoop][u] && !slices.Contains(call.TensorArgs, u) {
+			call.TensorArgs = append(call.TensorArgs, u)
+		}
+	}
+	if al := n.ChildByFieldName("arguments"); al != nil && al.Kind() == "argument_list" {
+		for _, a := range namedChildren(al) {
+			switch a.Kind() {
+			case "keyword_argument", "dictionary_splat", "list_splat", "comment":
+				continue
+			}
+			if s.strongValued(a, s.strong[stepLoop]) {
+				call.Tensors = append(call.Tensors, short(s.text(a)))
+			}
+		}
+	}
+}
+
 func (s *scanner) call(n *sitter.Node, c ctx) {
 	name := s.calleeName(n)
 	pos, kw, splat := s.args(n)
@@ -1218,26 +1268,7 @@ func (s *scanner) call(n *sitter.Node, c ctx) {
 		}
 	}
 	if c.stepLoop >= 0 {
-		var used []string
-		if al := n.ChildByFieldName("arguments"); al != nil {
-			s.argNames(al, &used)
-		}
-		for _, u := range used {
-			if s.tensors[c.stepLoop][u] && !slices.Contains(call.TensorArgs, u) {
-				call.TensorArgs = append(call.TensorArgs, u)
-			}
-		}
-		if al := n.ChildByFieldName("arguments"); al != nil && al.Kind() == "argument_list" {
-			for _, a := range namedChildren(al) {
-				switch a.Kind() {
-				case "keyword_argument", "dictionary_splat", "list_splat", "comment":
-					continue
-				}
-				if s.strongValued(a, s.strong[c.stepLoop]) {
-					call.Tensors = append(call.Tensors, short(s.text(a)))
-				}
-			}
-		}
+		s.stepArgs(n, c.stepLoop, &call)
 	}
 	if strings.HasPrefix(name, ".") {
 		call.OnModule = s.onModule(n)
@@ -1245,19 +1276,34 @@ func (s *scanner) call(n *sitter.Node, c ctx) {
 	if name == ".to" {
 		call.FrameworkDevice = s.frameworkDevice(pos, kw)
 	}
+	s.callAt[span{n.StartByte(), n.EndByte()}] = len(s.f.Calls)
 	s.f.Calls = append(s.f.Calls, call)
+	s.queueFollow(n, c)
 	use := Use{Name: name, Pos: call.Pos}
 	if strings.HasPrefix(name, "torch.accelerator.") {
 		s.f.Features.Accelerator = append(s.f.Features.Accelerator, use)
 	}
 	if isFramework(name) {
 		s.f.Features.Frameworks = append(s.f.Features.Frameworks, use)
+		if a, ok := kw["accelerator"]; ok && a.Value == "cpu" {
+			s.f.Features.CPUOnly = append(s.f.Features.CPUOnly, use)
+		} else if a, ok := kw["cpu"]; ok && a.Value == true {
+			s.f.Features.CPUOnly = append(s.f.Features.CPUOnly, use)
+		}
 	}
 	if s.mixedPrecision(n, name, pos, kw) {
 		s.f.Features.MixedPrecision = append(s.f.Features.MixedPrecision, use)
 	}
 	ft := &s.f.Features
 	switch {
+	case name == ".add_argument":
+		s.argDefault(pos, kw)
+	case name == ".set_transform" && call.Receiver != "":
+		// a datasets.Dataset transformed on access: per-sample work
+		if s.transformed == nil {
+			s.transformed = map[string]bool{}
+		}
+		s.transformed[call.Receiver] = true
 	case isLoader(name):
 		dl := DataLoader{
 			Var:               s.assignedName(n),
@@ -1303,7 +1349,10 @@ func (s *scanner) call(n *sitter.Node, c ctx) {
 	case strings.HasSuffix(name, "DistributedDataParallel") || strings.HasSuffix(name, "FullyShardedDataParallel") || name == "torch.distributed.fsdp.fully_shard":
 		ft.DDP = append(ft.DDP, use)
 	case name == "torch.nn.Conv1d" || name == "torch.nn.Conv2d" || name == "torch.nn.Conv3d" ||
-		strings.HasPrefix(name, "torchvision.models."):
+		strings.HasPrefix(name, "torchvision.models.") && !strings.HasPrefix(name, "torchvision.models.detection."):
+		// Detection models resize each image by its aspect ratio
+		// (GeneralizedRCNNTransform): a new input shape every batch, the
+		// case cudnn.benchmark should stay off for.
 		ft.Conv = append(ft.Conv, use)
 	case name == ".cuda" || strings.HasPrefix(name, "torch.cuda."):
 		ft.CUDA = append(ft.CUDA, use)

@@ -288,3 +288,136 @@ while loss > 1:
 		t.Errorf("float/int tensors: %v", got)
 	}
 }
+
+// TestStepFunctions: calls in a module-level function called from a step
+// loop (and the functions it calls) run every step; a LightningModule's
+// training_step is a step body; a conditional call site makes the body
+// conditional; a function with its own step loop, recursion and calls past
+// the depth limit are not followed.
+func TestStepFunctions(t *testing.T) {
+	f := scan(t, `import torch
+import lightning as L
+
+def metric(out):
+    return out.sum().item()
+
+def train_step(model, opt, x):
+    loss = model(x).sum()
+    loss.backward()
+    opt.step()
+    for p in model.parameters():
+        p.grad.norm().item()
+    return metric(loss)
+
+def log_every(loss):
+    print(loss.item())
+
+def evaluate(model, loader):
+    for xb in loader:
+        model(xb)
+    return torch.zeros(1).item()
+
+def recurse(n):
+    return recurse(n - 1).item()
+
+class Lit(L.LightningModule):
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        if y > 0:
+            pass
+        return x.sum()
+
+for x in loader:
+    train_step(model, opt, x.cuda())
+    if step % 100 == 0:
+        log_every(x)
+    evaluate(model, val_loader)
+    recurse(3)
+`)
+	byLine := map[int]Call{}
+	for _, c := range f.Calls {
+		if c.Name == ".item" || c.Name == "print" {
+			byLine[c.Line] = c
+		}
+	}
+	loopOf := func(line int) Loop {
+		c, ok := byLine[line]
+		if !ok || c.StepLoop < 0 {
+			t.Fatalf("line %d: %+v not in a step", line, c)
+		}
+		return f.Loops[c.StepLoop]
+	}
+	if l := loopOf(5); l.Kind != "function" || l.Function != "metric" || f.Loops[l.Parent].Function != "train_step" || l.CallLine != 13 {
+		t.Errorf("metric: %+v", l)
+	}
+	root := loopOf(5).Root
+	if f.Loops[root].Kind != "for" || byLine[5].StepRoot != root || byLine[16].StepRoot != root {
+		t.Errorf("root %d: %+v; step roots %d %d", root, f.Loops[root], byLine[5].StepRoot, byLine[16].StepRoot)
+	}
+	if c := byLine[12]; !c.InnerLoop || c.Conditional {
+		t.Errorf("the .item() in the parameter loop: %+v", c)
+	}
+	if c := byLine[16]; !c.Conditional || f.Loops[c.StepLoop].Function != "log_every" {
+		t.Errorf("log_every is called under if step %% 100: %+v", c)
+	}
+	if c := byLine[21]; c.StepLoop >= 0 {
+		t.Errorf("evaluate has a step loop of its own, its tail is not per step: %+v", c)
+	}
+	if c := byLine[24]; c.StepLoop < 0 || f.Loops[c.StepLoop].Function != "recurse" {
+		t.Errorf("recurse is followed once: %+v", c)
+	}
+	var lit *Loop
+	for i := range f.Loops {
+		if f.Loops[i].Function == "training_step" {
+			lit = &f.Loops[i]
+		}
+	}
+	if lit == nil || lit.Parent != -1 || !lit.Trains || lit.Line != 27 {
+		t.Fatalf("training_step: %+v", lit)
+	}
+	var cond *Condition
+	for i := range f.Conditions {
+		if f.Conditions[i].Line == 29 {
+			cond = &f.Conditions[i]
+		}
+	}
+	if cond == nil || len(cond.Tensors) != 1 || cond.Tensors[0] != "y" {
+		t.Errorf("`if y > 0` in training_step turns the batch's y into a bool: %+v", cond)
+	}
+	n := 0
+	for _, l := range f.Loops {
+		if l.Kind == "function" {
+			n++
+		}
+	}
+	if n != 5 { // train_step, metric, log_every, recurse, training_step
+		t.Errorf("%d step functions, want 5: %+v", n, f.Loops)
+	}
+}
+
+// TestStepFunctionDepth: calls are followed at most three deep.
+func TestStepFunctionDepth(t *testing.T) {
+	f := scan(t, `def a(x):
+    return b(x)
+def b(x):
+    return c(x)
+def c(x):
+    return d(x)
+def d(x):
+    return x.item()
+for x in loader:
+    a(x)
+`)
+	for _, c := range f.Calls {
+		if c.Name == ".item" && c.StepLoop >= 0 {
+			t.Errorf("followed four calls deep: %+v", c)
+		}
+	}
+	seen := map[string]bool{}
+	for _, l := range f.Loops {
+		seen[l.Function] = true
+	}
+	if !seen["a"] || !seen["b"] || !seen["c"] || seen["d"] {
+		t.Errorf("step functions %v, want a, b, c", seen)
+	}
+}

@@ -66,7 +66,8 @@ finding contains f if {
 		some c in input.calls
 		c.step_loop >= 0
 		slib.blocking_copy(c)
-		x := {"loop": c.step_loop, "line": c.line, "column": c.column, "text": c.text, "location": slib.loc(c)}
+		not fallback(c)
+		x := {"loop": c.step_root, "site": c.step_loop, "line": c.line, "column": c.column, "text": c.text, "location": slib.loc(c)}
 	}
 	syncs := slib.step_syncs(input.calls, input.conditions)
 	some x in copies
@@ -74,11 +75,26 @@ finding contains f if {
 	slib.first_of(x, copies)
 	others := sort([y.line | some y in copies; y.loop == x.loop; y != x])
 	f := {
-		"msg": sprintf("%s copies to the GPU synchronously every step (step loop at line %d)%s; pass non_blocking=True (with a pinned DataLoader)", [x.text, input.loops[x.loop].line, also(others)]),
+		"msg": sprintf("%s copies to the GPU synchronously every step (%s)%s; pass non_blocking=True (with a pinned DataLoader)", [x.text, slib.step_where(input.loops, x.site), also(others)]),
 		"impact": params.impact,
 		"location": x.location,
 	}
 }
+
+# fallback holds for a blocking copy of a tensor that the same step also
+# copies with non_blocking=True: the other branch of an
+# `if device_type == "cuda":` (nanoGPT's get_batch pins and copies
+# asynchronously on CUDA and falls back to x.to(device) elsewhere).
+fallback(c) if {
+	some d in input.calls
+	d.step_root == c.step_root
+	d.name in {".to", ".cuda"}
+	slib.literal(slib.keyword(d, "non_blocking"), true)
+	base(d.receiver) == base(c.receiver)
+}
+
+# base is the leading name of a receiver: x of x.pin_memory().
+base(r) := regex.find_n(`^[A-Za-z_][A-Za-z0-9_]*`, r, 1)[0]
 
 syncs_in(syncs, loop) if {
 	some s in syncs

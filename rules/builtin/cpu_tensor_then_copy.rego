@@ -48,6 +48,7 @@ import data.stepdoctor.lib.script as slib
 params := data.stepdoctor.params["cpu-tensor-then-copy"]
 
 finding contains f if {
+	slib.uses_gpu(input.features)
 	some c in input.calls
 	c.loop >= 0
 	to_device(c)

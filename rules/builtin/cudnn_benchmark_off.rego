@@ -42,6 +42,7 @@ params := data.stepdoctor.params["cudnn-benchmark-off"]
 
 finding contains f if {
 	count(input.features.cuda) > 0
+	count(input.features.cpu_only) == 0
 	count(input.features.conv) > 0
 	some u in input.features.cudnn_benchmark
 	slib.literal(u.value, false)
@@ -54,6 +55,7 @@ finding contains f if {
 
 finding contains f if {
 	count(input.features.cuda) > 0
+	count(input.features.cpu_only) == 0
 	count(input.features.conv) > 0
 	count(input.features.cudnn_benchmark) == 0
 	first := input.features.conv[0]

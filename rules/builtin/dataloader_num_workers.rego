@@ -64,7 +64,7 @@ params := data.stepdoctor.params["dataloader-num-workers"]
 finding contains f if {
 	some dl in input.dataloaders
 	not dl.kwargs_splat
-	slib.absent_or(dl.num_workers, 0)
+	zero_workers(dl.num_workers)
 	dl.in_memory == ""
 	not dl.eval
 	not dl.one_batch
@@ -76,6 +76,12 @@ finding contains f if {
 	}
 }
 
+zero_workers(v) if slib.absent_or(v, 0)
+
+zero_workers(v) if slib.defaults_to(v, 0)
+
 how(dl) := "has no num_workers (default 0)" if not dl.num_workers.present
+
+else := sprintf("sets num_workers=%s, whose command-line default is 0", [dl.num_workers.text]) if slib.defaults_to(dl.num_workers, 0)
 
 else := "sets num_workers=0"

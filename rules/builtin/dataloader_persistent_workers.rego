@@ -45,6 +45,7 @@ finding contains f if {
 	not dl.kwargs_splat
 	dl.num_workers.present
 	not slib.literal(dl.num_workers, 0)
+	not slib.defaults_to(dl.num_workers, 0)
 	slib.absent_or(dl.persistent_workers, false)
 	dl.var != ""
 	some l in input.loops

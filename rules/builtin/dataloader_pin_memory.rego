@@ -52,6 +52,7 @@ params := data.stepdoctor.params["dataloader-pin-memory"]
 
 finding contains f if {
 	count(input.features.cuda) > 0
+	count(input.features.cpu_only) == 0
 	some dl in input.dataloaders
 	not dl.kwargs_splat
 	slib.absent_or(dl.pin_memory, false)

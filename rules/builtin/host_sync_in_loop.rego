@@ -81,9 +81,9 @@ finding contains f if {
 	some x in syncs
 	slib.first_of(x, syncs)
 	others := sort({y.line | some y in syncs; y.loop == x.loop; y != x})
-	copies := sort([c.line | some c in input.calls; c.step_loop == x.loop; slib.blocking_copy(c)])
+	copies := sort([c.line | some c in input.calls; c.step_root == x.loop; slib.blocking_copy(c)])
 	f := {
-		"msg": sprintf("%s every step (step loop at line %d): the host blocks until the GPU queue drains%s%s", [x.label, input.loops[x.loop].line, also(others), copies_note(copies)]),
+		"msg": sprintf("%s every step (%s): the host blocks until the GPU queue drains%s%s", [x.label, slib.step_where(input.loops, x.site), also(others), copies_note(copies)]),
 		"impact": params.impact,
 		"location": x.location,
 	}

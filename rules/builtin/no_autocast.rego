@@ -48,20 +48,35 @@ params := data.stepdoctor.params["no-autocast"]
 
 finding contains f if {
 	count(input.features.cuda) > 0
+	count(input.features.cpu_only) == 0
 	count(input.features.autocast) == 0
 	count(input.features.mixed_precision) == 0
 	some i, l in input.loops
-	l.trains
+	training(l)
 	not earlier_training_loop(i)
 	f := {
 		"msg": "the training loop runs in float32: no torch.autocast in this CUDA script",
 		"impact": params.impact,
-		"location": slib.loc(l),
+		# a step function's training runs in the step loop that calls it
+		"location": slib.loc(input.loops[l.root]),
 	}
+}
+
+# training holds for a loop (or a step function it calls) that trains. A
+# LightningModule's training_step is left out: the Trainer's precision
+# (often set from a LightningCLI config) decides autocast there.
+training(l) if {
+	l.trains
+	not lightning_hook(l)
+}
+
+lightning_hook(l) if {
+	l.kind == "function"
+	l.parent < 0
 }
 
 earlier_training_loop(i) if {
 	some j, l in input.loops
 	j < i
-	l.trains
+	training(l)
 }

@@ -46,6 +46,7 @@ params := data.stepdoctor.params["optimizer-not-fused"]
 
 finding contains f if {
 	count(input.features.cuda) > 0
+	count(input.features.cpu_only) == 0
 	some o in input.optimizers
 	o.name in {"torch.optim.Adam", "torch.optim.AdamW", "torch.optim.SGD"}
 	not o.kwargs_splat

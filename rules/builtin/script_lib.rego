@@ -16,6 +16,15 @@ literal(v, want) if {
 	v.value == want
 }
 
+# defaults_to(v, want) holds when argument v reads a command-line option
+# whose argparse default is the literal want (args.num_workers with
+# default=0).
+defaults_to(v, want) if {
+	v.present
+	v.kind == "name"
+	v["default"] == want
+}
+
 # keyword(c, name) is call c's keyword argument name, or an absent value
 # (so that `not slib.literal(slib.keyword(c, "x"), true)` holds when x
 # was not passed; a missing key inside `not f(...)` would be undefined).
@@ -29,16 +38,24 @@ absent_or(v, want) if literal(v, want)
 # uses_gpu(features) holds when the script uses a GPU: .cuda(), torch.cuda.*,
 # a "cuda" device, torch.accelerator.*, DistributedDataParallel / FSDP, a
 # framework (accelerate, Lightning) that picks the GPU itself, or a GPU hint
-# (the nccl backend, a module of the same directory importing it that uses a GPU). Rules about host syncs and copies stay quiet in CPU-only scripts.
-uses_gpu(features) if count(features.cuda) > 0
+# (the nccl backend, a module of the same directory importing it that uses a
+# GPU), and no framework is pinned to the CPU (Trainer(accelerator="cpu"),
+# Accelerator(cpu=True)). Rules about host syncs and copies stay quiet in
+# CPU-only scripts.
+uses_gpu(features) if {
+	gpu_signal(features)
+	count(features.cpu_only) == 0
+}
 
-uses_gpu(features) if count(features.frameworks) > 0
+gpu_signal(features) if count(features.cuda) > 0
 
-uses_gpu(features) if count(features.accelerator) > 0
+gpu_signal(features) if count(features.frameworks) > 0
 
-uses_gpu(features) if count(features.ddp) > 0
+gpu_signal(features) if count(features.accelerator) > 0
 
-uses_gpu(features) if count(features.gpu_hints) > 0
+gpu_signal(features) if count(features.ddp) > 0
+
+gpu_signal(features) if count(features.gpu_hints) > 0
 
 # sync_label(c) names the host sync that call c is (undefined when c does
 # not make the host wait for the GPU).
@@ -80,22 +97,29 @@ sync_label(c) := sprintf("%s(\"cpu\")", [c.name]) if {
 	not c.on_module
 }
 
+# cpu_name holds for a variable that names the CPU device (cpu_device,
+# self.cpu), not the GPU.
+cpu_name(t) if regex.match(`(^|[._])cpu($|[._])`, lower(t))
+
 # step_syncs(calls, conditions) is the set of host syncs that run every
-# step (unconditionally in a step loop): {loop, line, column, label, location};
+# step (unconditionally in a step loop or a step function it calls):
+# {loop, site, line, column, label, location}: loop is the step's root loop
+# (one step loop and the step functions it calls share it), site the step
+# loop or step function the sync is in (for step_where);
 # label reads on with "every step" ("loss.item() runs").
 step_syncs(calls, conditions) := {s |
 	some c in calls
 	c.step_loop >= 0
 	not c.conditional
 	label := sync_label(c)
-	s := {"loop": c.step_loop, "line": c.line, "column": c.column, "label": sprintf("%s runs", [label]), "location": loc(c)}
+	s := {"loop": c.step_root, "site": c.step_loop, "line": c.line, "column": c.column, "label": sprintf("%s runs", [label]), "location": loc(c)}
 } | {s |
 	some k in conditions
 	k.step_loop >= 0
 	not k.conditional
 	count(k.tensors) > 0
 	label := sprintf("`%s %s:` turns tensor %s into a Python bool", [k.kind, k.text, concat(", ", k.tensors)])
-	s := {"loop": k.step_loop, "line": k.line, "column": k.column, "label": label, "location": loc(k)}
+	s := {"loop": k.step_root, "site": k.step_loop, "line": k.line, "column": k.column, "label": label, "location": loc(k)}
 }
 
 # first_of(x, xs) holds when x comes first (line, then column) among the
@@ -155,6 +179,16 @@ to_device(c) if {
 	a := c.args[0]
 	a.kind == "name"
 	contains(lower(a.text), "device")
+	not cpu_name(a.text)
+}
+
+# .to(local_rank) / .to(rank) / .to(gpu): DDP scripts pass the GPU index.
+to_device(c) if {
+	c.name == ".to"
+	count(c.args) > 0
+	a := c.args[0]
+	a.kind == "name"
+	regex.match(`(^|[._])(local_rank|rank|gpu|gpu_id|device_id)$`, lower(a.text))
 }
 
 to_device(c) if {
@@ -181,3 +215,30 @@ to_device(c) if {
 	startswith(a.text, "torch.device(")
 }
 
+
+# step_where(loops, i) names step loop i of a script's loops in a message:
+# "step loop at line 12"; for a step function (kind "function"), "in
+# train_step(), called from the step loop at line 40", "in loss_fn(), called
+# from train_step() at line 17" or, for a framework's step hook, "in
+# training_step(), which Lightning runs every batch".
+step_where(loops, i) := sprintf("step loop at line %d", [loops[i].line]) if loops[i].kind != "function"
+
+step_where(loops, i) := sprintf("in %s(), which %s runs every batch", [l.function, l.framework]) if {
+	l := loops[i]
+	l.kind == "function"
+	l.parent < 0
+}
+
+step_where(loops, i) := sprintf("in %s(), called from the step loop at line %d", [l.function, loops[l.parent].line]) if {
+	l := loops[i]
+	l.kind == "function"
+	l.parent >= 0
+	loops[l.parent].kind != "function"
+}
+
+step_where(loops, i) := sprintf("in %s(), called from %s() at line %d", [l.function, loops[l.parent].function, l.call_line]) if {
+	l := loops[i]
+	l.kind == "function"
+	l.parent >= 0
+	loops[l.parent].kind == "function"
+}

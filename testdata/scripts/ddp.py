@@ -35,7 +35,7 @@ def main():
             loss_value = loss.detach()
             dist.all_reduce(loss_value)
             if dist.get_rank() == 0:
-                print(f"epoch {epoch} step {step} loss {loss_value.item() / dist.get_world_size():.4f}")
+                print(f"epoch {epoch} step {step} loss {loss_value.item() / dist.get_world_size():.4f}")  # want: host-sync-in-loop
             lengths = torch.tensor([batch.shape[1]]).cuda()  # want: cpu-tensor-then-copy
             dist.all_reduce(lengths)
     dist.destroy_process_group()

@@ -20,7 +20,7 @@ model.train()
 
 
 def train(data):
-    inputs, labels = data[0].to(device=device), data[1].to(device=device)
+    inputs, labels = data[0].to(device=device), data[1].to(device=device)  # want: blocking-copy
     outputs = model(inputs)
     loss = criterion(outputs, labels)
     optimizer.zero_grad()
@@ -35,7 +35,7 @@ with torch.profiler.profile(  # want: profiler-overhead
         profile_memory=True,
         with_stack=True
 ) as prof:
-    for step, batch_data in enumerate(train_loader):
+    for step, batch_data in enumerate(train_loader):  # want: no-autocast
         prof.step()  # Need to call this at each step to notify profiler of steps' boundary.
         if step >= 1 + 1 + 3:
             break

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/stepdoctor/stepdoctor/engine/trace"
+)
+
+// TestAnnotateFlag: analyze --annotate writes the trace with the findings
+// added (gzip for .gz, read back by the project's reader), next to the
+// report, and says so on stderr.
+func TestAnnotateFlag(t *testing.T) {
+	d := t.TempDir()
+	in := filepath.Join(d, "x.pt.trace.json")
+	src := copyTrace(t, "dataloader_bound.pt.trace.json", in)
+	for _, name := range []string{"annotated.json", "annotated.json.gz"} {
+		out := filepath.Join(d, "out", name)
+		os.MkdirAll(filepath.Dir(out), 0o755)
+		code, _, stderr := runCLI(t, "analyze", "-o", filepath.Join(d, "out", "report.md"), "--annotate", out, in)
+		if code != 0 || !strings.Contains(stderr, "wrote "+out) {
+			t.Fatalf("%s: exit %d, stderr %q", name, code, stderr)
+		}
+		raw, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(name, ".gz") {
+			zr, err := gzip.NewReader(bytes.NewReader(raw))
+			if err != nil {
+				t.Fatalf("%s is not gzip: %v", name, err)
+			}
+			var buf bytes.Buffer
+			if _, err := buf.ReadFrom(zr); err != nil {
+				t.Fatal(err)
+			}
+			raw = buf.Bytes()
+		}
+		if !bytes.Contains(raw, []byte(`"cat":"stepdoctor","ph":"i"`)) || len(raw) <= len(src) {
+			t.Errorf("%s holds no stepdoctor instants", name)
+		}
+		tr, err := trace.Parse(bytes.NewReader(raw), name)
+		if err != nil {
+			t.Fatalf("the reader rejects %s: %v", name, err)
+		}
+		if len(tr.Health.Diagnostics) > 0 {
+			t.Errorf("%s: the reader repaired it: %v", name, tr.Health.Diagnostics)
+		}
+	}
+	if got, _ := os.ReadFile(in); !bytes.Equal(got, src) {
+		t.Error("the input changed")
+	}
+}
+
+// TestAnnotateFlagRefused: --annotate onto an input (however spelt), onto
+// the report, with a name that is not a trace's, with stdin, or with
+// several traces is refused with exit 2, and nothing is overwritten.
+func TestAnnotateFlagRefused(t *testing.T) {
+	d := t.TempDir()
+	in := filepath.Join(d, "log", "rank0.json")
+	src := copyTrace(t, "dataloader_bound.pt.trace.json", in)
+	copyTrace(t, "healthy.pt.trace.json", filepath.Join(d, "log", "rank1.json"))
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"onto input", []string{"analyze", "--annotate", in, in}, "refuse output"},
+		{"onto input via dotdot", []string{"analyze", "--annotate", filepath.Join(d, "log", "..", "log", "rank0.json"), in}, "refuse output"},
+		{"into scanned dir", []string{"analyze", "--annotate", filepath.Join(d, "log", "new.json"), filepath.Join(d, "log")}, "refuse output"},
+		{"onto report", []string{"analyze", "-o", filepath.Join(d, "r.json"), "--annotate", filepath.Join(d, "r.json"), in}, "report's output"},
+		{"not a trace name", []string{"analyze", "--annotate", filepath.Join(d, "a.html"), in}, "name it .json or .json.gz"},
+		{"stdin", []string{"analyze", "--annotate", filepath.Join(d, "a.json"), "-"}, "stdin"},
+		{"several traces", []string{"analyze", "--annotate", filepath.Join(d, "a.json"), filepath.Join(d, "log", "rank0.json"), filepath.Join(d, "log", "rank1.json")}, "run analyze once per trace"},
+	} {
+		code, _, stderr := runCLI(t, c.args...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want 2 and %q", c.name, code, stderr, c.want)
+		}
+	}
+	if got, _ := os.ReadFile(in); !bytes.Equal(got, src) {
+		t.Error("the input changed")
+	}
+	if _, err := os.Stat(filepath.Join(d, "a.json")); err == nil {
+		t.Error("a refused --annotate wrote its file")
+	}
+}
