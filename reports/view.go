@@ -292,7 +292,7 @@ func factRows(f *facts.Facts) []factRow {
 			rows = append(rows, factRow{Name: name, Value: nullMark, Null: true})
 			return
 		}
-		if name == "collective_stats" && v.Kind() == reflect.Slice {
+		if name == "collective_stats" && v.Kind() == reflect.Slice && v.Len() > 0 {
 			rows = append(rows, factRow{Name: name, Value: fmt.Sprintf("%d row(s), in the Collectives table", v.Len())})
 			return
 		}

@@ -66,6 +66,14 @@ func (d *deriver) breakdown() {
 	}
 	d.collectives()
 	d.collectiveTable(kernelSet)
+	if len(comm) == 0 && d.singleRankGPU() {
+		// A job of one rank (distributedInfo world_size 1) that ran GPU
+		// work exchanged nothing: its communication is measured, and zero.
+		// (Without distributedInfo the job may be one rank of many whose
+		// collectives ran elsewhere: the facts stay null.)
+		d.f.CommKernelTimeRatio, d.f.ExposedCommRatio = f64(0), f64(0)
+		d.f.CollectiveStats = []CollectiveStat{}
+	}
 	if len(comm) > 0 && d.windowNS > 0 {
 		commW := intersect(commSet, win)
 		hidden := overlap(commW, kernelSet)
@@ -79,6 +87,12 @@ func (d *deriver) breakdown() {
 		d.idleCauses(win)
 	}
 	d.launchDelays()
+}
+
+// singleRankGPU reports a trace of a one-rank job (world_size 1) with
+// primary-device kernels in W.
+func (d *deriver) singleRankGPU() bool {
+	return d.hasGPU && d.windowNS > 0 && d.f.WorldSize != nil && *d.f.WorldSize == 1 && d.f.KernelCount != nil && *d.f.KernelCount > 0
 }
 
 // steps2 fills Steps and the step_*_ratio facts.

@@ -247,3 +247,29 @@ func TestLookupNamelessDevice(t *testing.T) {
 		t.Errorf("nameless 228-CU device matched %+v", p)
 	}
 }
+
+// TestSingleRankComm: a world_size 1 job that ran kernels and no
+// collective has measured-zero communication and an empty collectives
+// table; without distributedInfo the job may be one rank of many, so the
+// communication facts stay null.
+func TestSingleRankComm(t *testing.T) {
+	for _, single := range []bool{true, false} {
+		b := tracetest.New()
+		if single {
+			b.Top("distributedInfo", map[string]any{"backend": "nccl", "rank": 0, "world_size": 1})
+		}
+		b.Step(1, 0, 1000)
+		b.Launch(10, 5, "gemm_kernel", 100, 500)
+		tr, err := trace.Parse(bytes.NewReader(b.JSON()), "gen.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := facts.Derive(tr, facts.DefaultConfig())
+		if single && (f.CommKernelTimeRatio == nil || *f.CommKernelTimeRatio != 0 || f.ExposedCommRatio == nil || f.CollectiveStats == nil || len(f.CollectiveStats) != 0 || f.CommOverlapRatio != nil) {
+			t.Errorf("world_size 1: comm %v, exposed %v, table %v, overlap %v", fmtp(f.CommKernelTimeRatio), fmtp(f.ExposedCommRatio), f.CollectiveStats, fmtp(f.CommOverlapRatio))
+		}
+		if !single && (f.CommKernelTimeRatio != nil || f.CollectiveStats != nil) {
+			t.Errorf("no distributedInfo: comm %v, table %v", fmtp(f.CommKernelTimeRatio), f.CollectiveStats)
+		}
+	}
+}

@@ -62,7 +62,7 @@
 #   id: exposed-communication
 #   severity: high
 #   category: distributed
-#   requires: [comm_kernel_time_ratio, exposed_comm_ratio, comm_overlap_ratio, kernel_count]
+#   requires: [comm_kernel_time_ratio, exposed_comm_ratio, kernel_count]
 #   confidence: likely
 #   params:
 #     min_exposed_ratio: 0.05
@@ -87,7 +87,7 @@ ranks := sprintf(" (rank %d of %d)", [input.rank, input.world_size]) if {
 } else := ""
 
 # Measured directly: confirmed when most communication runs alone.
-confidence := "confirmed" if input.comm_overlap_ratio < 0.5
+confidence := "confirmed" if lib.num(input.comm_overlap_ratio) < 0.5
 else := "likely"
 
 # waiting: the part of the exposed time this rank waits for the last rank
@@ -114,6 +114,7 @@ finding contains f if {
 	not unbucketed_allreduce.claims
 	exposed := input.exposed_comm_ratio
 	exposed >= params.min_exposed_ratio
+	input.comm_overlap_ratio != null
 	input.kernel_count >= params.min_kernels
 	f := {
 		"msg": sprintf("Communication kernels run %s %s%s and only %s of that overlaps compute: %s is exposed communication%s%s", [lib.pct(input.comm_kernel_time_ratio), lib.of_time, ranks, lib.pct(input.comm_overlap_ratio), lib.pct(exposed), skew_note, bw_note]),
