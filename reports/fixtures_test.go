@@ -301,6 +301,9 @@ func hostile() *engine.Result {
 			Steps: []facts.MemoryStep{{Step: evil, OffsetUS: 0, DurUS: 10, Allocs: 2, PeakAllocatedBytes: 2048, EndAllocatedBytes: 2048}}}},
 		Labels:  []facts.LabelStat{{Name: evil, Calls: 1, TotalUS: 4, GPUUS: 2, Kernels: 1, GPUSpanUS: f64(3)}},
 		Modules: []facts.LabelStat{{Name: evil, Path: evil + "/" + evil, Depth: 1, Calls: 1, TotalUS: 4, GPUUS: 2, Kernels: 1}},
+		PhaseBreakdowns: []facts.PhaseBreakdown{{Phase: evil, Spans: 1, TimeUS: 10, WindowRatio: 1, GPUBusyRatio: 0.4,
+			RolesUS: map[string]float64{"kernel": 4, evil: 6}}},
+		CollectiveStats: []facts.CollectiveStat{{Kind: evil, Group: evil, GroupDesc: evil, GroupRanks: evil, GroupSize: 2, Count: 1, TimeUS: 1}},
 	}
 	tr := &engine.TraceResult{
 		Input: engine.Input{Path: "runs/" + evil + ".json"},

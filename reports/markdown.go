@@ -460,10 +460,11 @@ func mdTimeline(b *strings.Builder, v traceView) {
 func mdSeries(b *strings.Builder, v traceView, lim mdLimits) {
 	s := v.Series
 	defer mdCollectives(b, s.CollRows)
-	if len(s.StepRoles) == 0 && len(s.TopKernels) == 0 && len(s.TopOps) == 0 {
+	if len(s.StepRoles) == 0 && len(s.TopKernels) == 0 && len(s.TopOps) == 0 && len(s.PhaseRows) == 0 {
 		return
 	}
 	b.WriteString("### Where the time goes\n\n")
+	mdPhases(b, s)
 	if len(s.StepRoles) > 0 {
 		fmt.Fprintf(b, "Share of step time over %d steps:\n\n", len(s.Steps))
 		b.WriteString("| Role | Per step | Share |\n|---|---:|---:|\n")
@@ -543,12 +544,36 @@ func mdMinor(b *strings.Builder, v traceView) {
 	fmt.Fprintf(b, "**Minor** (under 0.5%% %s each): %s.\n\n", v.OfTime, strings.Join(parts, "; "))
 }
 
+// mdPhases writes the role breakdown by inference phase (phase_breakdown)
+// with the whole window of a trace without steps.
+func mdPhases(b *strings.Builder, s seriesView) {
+	if len(s.PhaseRows) == 0 {
+		return
+	}
+	b.WriteString("**Time by role per inference phase** (share of each span's time; iterations named by the serving engine)\n\n")
+	b.WriteString("| Span | Iterations | Time | Of window | GPU busy |")
+	sep := "|---|---:|---:|---:|---:|"
+	for _, c := range s.PhaseRoles {
+		b.WriteString(" " + mdCell(c.Label) + " |")
+		sep += "---:|"
+	}
+	b.WriteString("\n" + sep + "\n")
+	for _, r := range s.PhaseRows {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |", mdCell(r.Label), r.Spans, r.Time, r.Window, r.Busy)
+		for _, x := range r.Roles {
+			b.WriteString(" " + x + " |")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
 // mdCollectives writes the collectives table (collective_stats).
 func mdCollectives(b *strings.Builder, rows []collRow) {
 	if len(rows) == 0 {
 		return
 	}
-	b.WriteString("**Collectives** (communication kernels in the window; bus bandwidth by the NCCL tests' formulas)\n\n")
+	b.WriteString("**Collectives** (communication kernels in the window by kind and process group; bus bandwidth by the NCCL tests' formulas for the group size)\n\n")
 	b.WriteString("| Collective | Group | Calls | Bytes | Time | Exposed | Alg. bandwidth | Bus bandwidth |\n|---|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdCell(r.Kind), mdCell(r.Group), r.Count, mdCell(r.Bytes), r.Time, r.Exposed, r.AlgBW, r.BusBW)

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -51,6 +52,91 @@ type seriesView struct {
 	Memory     []memoryView // per device (profile_memory), GPUs first
 	Labels     []labelRow   // top record_function labels
 	Modules    []labelRow   // top nn.Modules, by path
+	// The role breakdown of a trace without steps (the whole window, from
+	// the step_*_ratio facts) and per inference phase (phase_breakdown):
+	// PhaseRoles are the column roles, PhaseRows the rows.
+	PhaseRoles []shareRow
+	PhaseRows  []phaseRow
+}
+
+// phaseRow is one row of the role breakdown by span: the whole window or
+// an inference phase, its iterations, time, share of the window, GPU busy
+// share and each PhaseRoles role's share of its time.
+type phaseRow struct {
+	Label, Spans, Time, Window, Busy string
+	Roles                            []string
+	Top                              string // the three largest roles with their shares, largest first
+}
+
+// phaseRows builds the role breakdown by span: the whole window of a trace
+// without steps (a trace with steps has the per-step table), then each
+// phase of phase_breakdown. Columns are the roles some row has time in.
+func phaseRows(f *facts.Facts) ([]shareRow, []phaseRow) {
+	type row struct {
+		label, spans   string
+		timeUS, window float64
+		busy           *float64
+		roles          map[string]float64 // share of the row's time
+	}
+	var rows []row
+	if !f.HasSteps && f.WindowUS > 0 {
+		if rr := f.RoleRatios(); len(rr) > 0 {
+			// GPU busy as the phases count it: the GPU roles' share.
+			var busy float64
+			r := row{label: "whole window", spans: nullMark, timeUS: f.WindowUS, window: 1, busy: &busy, roles: map[string]float64{}}
+			for _, c := range rr {
+				r.roles[c.Cause] = c.Ratio
+				if facts.IsGPURole(c.Cause) {
+					busy += c.Ratio
+				}
+			}
+			rows = append(rows, r)
+		}
+	}
+	for _, p := range f.PhaseBreakdowns {
+		busy := p.GPUBusyRatio
+		r := row{label: p.Phase, spans: fmt.Sprint(p.Spans), timeUS: p.TimeUS, window: p.WindowRatio, busy: &busy, roles: map[string]float64{}}
+		for role, us := range p.RolesUS {
+			if p.TimeUS > 0 {
+				r.roles[role] = us / p.TimeUS
+			}
+		}
+		rows = append(rows, r)
+	}
+	if len(f.PhaseBreakdowns) == 0 {
+		return nil, nil // the whole window alone adds nothing to the facts table
+	}
+	var cols []shareRow
+	for _, role := range facts.Roles {
+		for _, r := range rows {
+			if r.roles[role] > 0 {
+				cols = append(cols, shareRow{Role: role, Label: roleLabel(role), Class: roleClass(role)})
+				break
+			}
+		}
+	}
+	var out []phaseRow
+	for _, r := range rows {
+		pr := phaseRow{Label: r.label, Spans: r.spans, Time: fmtDur(r.timeUS), Window: fmtPct(r.window), Busy: nullMark}
+		if r.busy != nil {
+			pr.Busy = fmtPct(*r.busy)
+		}
+		for _, c := range cols {
+			pr.Roles = append(pr.Roles, fmtPct(r.roles[c.Role]))
+		}
+		top := slices.Clone(cols)
+		slices.SortStableFunc(top, func(a, b shareRow) int { return cmp.Compare(r.roles[b.Role], r.roles[a.Role]) })
+		var parts []string
+		for k, c := range top {
+			if k == 3 || r.roles[c.Role] <= 0 {
+				break
+			}
+			parts = append(parts, c.Label+" "+fmtPct(r.roles[c.Role]))
+		}
+		pr.Top = strings.Join(parts, ", ")
+		out = append(out, pr)
+	}
+	return cols, out
 }
 
 // collRow is one row of the collectives table, formatted.
@@ -71,8 +157,9 @@ func collRows(stats []facts.CollectiveStat) []collRow {
 	for _, c := range stats {
 		r := collRow{Kind: c.Kind, Group: c.Group, Count: fmt.Sprint(c.Count), Bytes: nullMark,
 			Time: fmtDur(c.TimeUS), Exposed: fmtDur(c.ExposedUS), AlgBW: gbps(c.AlgBWGBps), BusBW: gbps(c.BusBWGBps)}
-		if r.Group == "" {
-			r.Group = nullMark
+		r.Group = groupLabel(c)
+		if c.RanksBusBWGBps != nil {
+			r.BusBW += fmt.Sprintf(" (best of %d ranks %s)", c.RanksCount, gbps(c.RanksBusBWGBps))
 		}
 		if c.Bytes != nil {
 			r.Bytes = fmtBytes(float64(*c.Bytes))
@@ -83,6 +170,23 @@ func collRows(stats []facts.CollectiveStat) []collRow {
 		out = append(out, r)
 	}
 	return out
+}
+
+// groupLabel names a collective's process group: its c10d name, its
+// description and its size ("3 (8 ranks)", "0 default_pg (2 ranks)");
+// nullMark when the trace names no group.
+func groupLabel(c facts.CollectiveStat) string {
+	if c.Group == "" {
+		return nullMark
+	}
+	l := c.Group
+	if c.GroupDesc != "" {
+		l += " " + c.GroupDesc
+	}
+	if c.GroupSize > 0 {
+		l += fmt.Sprintf(" (%d ranks)", c.GroupSize)
+	}
+	return l
 }
 
 // shareRow is a role or idle cause formatted: its label, CSS class, time
@@ -212,6 +316,7 @@ func buildSeriesCore(f *facts.Facts) seriesView {
 	s.Memory = buildMemory(f)
 	s.Labels = buildLabels(f.Labels, f.StepsCount)
 	s.Modules = buildLabels(f.Modules, f.StepsCount)
+	s.PhaseRoles, s.PhaseRows = phaseRows(f)
 	for _, k := range s.TopKernels {
 		s.KernelTotalUS += nonNeg(k.TotalUS)
 	}

@@ -182,3 +182,37 @@ func TestSharedTraceReports(t *testing.T) {
 		}
 	}
 }
+
+// TestPhaseRows: a trace without steps whose iterations name their phase
+// gets the whole window and each phase as rows, the columns the roles some
+// row has time in, shares of each row's own time and the three largest
+// roles; a trace without phases gets no rows.
+func TestPhaseRows(t *testing.T) {
+	f := &facts.Facts{HasGPU: true, WindowUS: 1000, GPUBusyRatio: f64(0.6),
+		StepKernelRatio: f64(0.6), StepMemcpyRatio: f64(0), StepRuntimeRatio: f64(0.1), StepOtherRatio: f64(0.3),
+		PhaseBreakdowns: []facts.PhaseBreakdown{
+			{Phase: "prefill", Spans: 2, TimeUS: 400, WindowRatio: 0.4, GPUBusyRatio: 0.9, RolesUS: map[string]float64{"kernel": 360, "runtime": 40}},
+			{Phase: "decode", Spans: 5, TimeUS: 500, WindowRatio: 0.5, GPUBusyRatio: 0.4, RolesUS: map[string]float64{"kernel": 200, "cpu_op": 50, "other": 250}},
+		}}
+	cols, rows := phaseRows(f)
+	var labels []string
+	for _, c := range cols {
+		labels = append(labels, c.Role)
+	}
+	if strings.Join(labels, ",") != "kernel,runtime,cpu_op,other" {
+		t.Fatalf("columns = %v", labels)
+	}
+	if len(rows) != 3 || rows[0].Label != "whole window" || rows[1].Label != "prefill" || rows[2].Label != "decode" {
+		t.Fatalf("rows = %+v", rows)
+	}
+	dec := rows[2]
+	if dec.Spans != "5" || dec.Time != fmtDur(500) || dec.Window != "50.0%" || dec.Busy != "40.0%" || strings.Join(dec.Roles, " ") != "40.0% 0.0% 10.0% 50.0%" {
+		t.Errorf("decode row = %+v", dec)
+	}
+	if dec.Top != "other 50.0%, kernels 40.0%, CPU ops 10.0%" {
+		t.Errorf("decode top = %q", dec.Top)
+	}
+	if c, r := phaseRows(&facts.Facts{WindowUS: 1000, StepKernelRatio: f64(1)}); c != nil || r != nil {
+		t.Errorf("no phases: %v %v", c, r)
+	}
+}

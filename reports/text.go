@@ -110,6 +110,9 @@ func Text(w io.Writer, r *engine.Result, t Terminal) error {
 			}
 			fmt.Fprintf(&b, "  %s\n", line)
 		}
+		for _, r := range v.Series.PhaseRows {
+			fmt.Fprintf(&b, "  %s\n", textPhase(r))
+		}
 		if sv := v.Series; len(sv.KernelRows) > 0 && sv.KernelTotalUS > 0 {
 			k := sv.KernelRows[0]
 			fmt.Fprintf(&b, "  top kernel: %s (%s, %s of kernel time)\n", shorten(k.Name, 80), k.Total, k.Share)
@@ -198,4 +201,18 @@ func textLabels(b *strings.Builder, title string, rows []labelRow) {
 	for _, l := range rows {
 		fmt.Fprintf(b, "    %10s  %10s  %6d  %s\n", l.CPU, l.GPU, l.Calls, shorten(l.Name, 100))
 	}
+}
+
+// textPhase is one line of the role breakdown by inference phase: the
+// span, its iterations, time and GPU busy share, and its largest roles.
+func textPhase(r phaseRow) string {
+	head := r.Label
+	switch r.Spans {
+	case nullMark:
+	case "1":
+		head += " (1 iteration)"
+	default:
+		head += " (" + r.Spans + " iterations)"
+	}
+	return fmt.Sprintf("%s: %s, %s of the window, GPU busy %s; %s", clean(head), r.Time, r.Window, r.Busy, clean(r.Top))
 }

@@ -299,7 +299,7 @@ func factRows(f *facts.Facts) []factRow {
 			rows = append(rows, factRow{Name: name, Value: nullMark, Null: true})
 			return
 		}
-		if name == "collective_stats" && v.Kind() == reflect.Slice {
+		if name == "collective_stats" && v.Kind() == reflect.Slice && v.Len() > 0 {
 			rows = append(rows, factRow{Name: name, Value: fmt.Sprintf("%d row(s), in the Collectives table", v.Len())})
 			return
 		}
@@ -430,6 +430,8 @@ func fmtUnit(x float64, unit string) string {
 		return fixed(x, 2) + " / ms"
 	case "flops_per_s":
 		return fmtFLOPS(x)
+	case "bytes_per_s":
+		return fixed(x/1e9, 1) + " GB/s" // 1e9 bytes, as the NCCL tests' GB/s
 	case "":
 		return fixed(x, 3)
 	}

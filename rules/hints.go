@@ -31,6 +31,20 @@ const (
 	HintOptim    = "no Optimizer.step#... / Optimizer.zero_grad#... span was recorded (inference traces have none): profile training steps that call optimizer.step()"
 )
 
+// Hints for a single-rank job (world_size 1, a single-GPU server):
+// there is nothing to re-profile.
+const (
+	HintCommSingle  = "a single-rank job (world_size 1): no GPU-to-GPU communication to check; with tensor or pipeline parallelism, profile every rank"
+	HintRanksSingle = "a single-rank job (world_size 1): there are no other ranks to compare"
+)
+
+// HintMemoryEmpty explains a null memory fact of a trace recorded with
+// profile_memory=True.
+const HintMemoryEmpty = "the trace was recorded with profile_memory=True but holds no [memory] event of the primary GPU (a trimmed trace, or no allocation inside the window): profile a window that allocates, without trimming the trace"
+
+// singleRank reports a job of one rank by its distributedInfo.
+func singleRank(f *facts.Facts) bool { return f.WorldSize != nil && *f.WorldSize <= 1 }
+
 // needHints names, for each capability a fact can need, the profiler
 // option or trace content that provides it. Capabilities that a flag of
 // the trace reports (flag set) are hinted only when the flag is false; the
@@ -48,7 +62,7 @@ var needHints = map[facts.Need]struct {
 	facts.NeedOptimizer:     {HintOptim, nil},
 	facts.NeedOptimizerStep: {HintOptim, nil},
 	facts.NeedZeroGrad:      {HintOptim, nil},
-	facts.NeedDeviceProps:   {HintDevice, nil},
+	facts.NeedDeviceProps:   {HintDevice, func(f *facts.Facts) bool { return !f.HasGPU || f.Device != nil }},
 	facts.NeedLaunchLinks:   {HintLaunch, nil},
 	facts.NeedDataLoader:    {HintLoader, nil},
 	facts.NeedKernels:       {HintKernels, nil},
@@ -69,6 +83,25 @@ func hintFor(missing []string, f *facts.Facts) string {
 			}
 		}
 		hints = append(hints, h)
+	}
+	// What makes the rule not apply to this job comes before what would
+	// let it run: an inference trace has no optimizer to profile, a
+	// single-rank job no peers.
+	for _, name := range missing {
+		def, _ := facts.Lookup(name)
+		switch {
+		case f.HasGPU && !f.HasBackward && (name == "has_backward" || slices.Contains(def.Needs, facts.NeedOptimizer) ||
+			slices.Contains(def.Needs, facts.NeedOptimizerStep) || slices.Contains(def.Needs, facts.NeedZeroGrad)):
+			return HintTrain
+		case singleRank(f) && slices.Contains(def.Needs, facts.NeedRanks):
+			return HintRanksSingle
+		case singleRank(f) && slices.Contains(def.Needs, facts.NeedCommKernels):
+			return HintCommSingle
+		}
+	}
+	// memoryEmpty: the memory facts are null although profile_memory was on.
+	memoryEmpty := func(def facts.Def) bool {
+		return f.HasMemory && f.HasGPU && slices.Contains(def.Needs, facts.NeedMemory) && f.MemoryPeakAllocatedBytes == nil
 	}
 	cuda := HintCUDA
 	if f.UnsupportedAccelerator != nil && *f.UnsupportedAccelerator != "" {
@@ -115,10 +148,15 @@ func hintFor(missing []string, f *facts.Facts) string {
 		if !ok {
 			def.Name = name
 		}
+		if memoryEmpty(def) {
+			add(HintMemoryEmpty)
+			continue
+		}
 		if f.HasGPU && !f.HasBackward && f.DataloaderSingleProcess == nil && (slices.Contains(def.Needs, facts.NeedDataLoader) || name == "dataloader_time_ratio") {
 			add(HintLoaderInference) // steps would not help: there is no DataLoader
 			continue
 		}
+
 		for _, need := range def.Needs {
 			if h, ok := needHints[need]; ok && h.flag != nil && !h.flag(f) {
 				switch h.hint {

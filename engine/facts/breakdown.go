@@ -60,11 +60,20 @@ func (d *deriver) breakdown() {
 	} else if d.windowNS > 0 {
 		d.windowBreakdown(win, roleSets)
 	}
+	d.phaseBreakdown(win, roleSets)
 	if d.hasGPU && d.windowNS > 0 {
 		d.f.ComputeKernelTimeRatio = d.ratio(overlap(kernelSet, win))
 	}
 	d.collectives()
 	d.collectiveTable(kernelSet)
+	if len(comm) == 0 && d.singleRankGPU() {
+		// A job of one rank (distributedInfo world_size 1) that ran GPU
+		// work exchanged nothing: its communication is measured, and zero.
+		// (Without distributedInfo the job may be one rank of many whose
+		// collectives ran elsewhere: the facts stay null.)
+		d.f.CommKernelTimeRatio, d.f.ExposedCommRatio = f64(0), f64(0)
+		d.f.CollectiveStats = []CollectiveStat{}
+	}
 	if len(comm) > 0 && d.windowNS > 0 {
 		commW := intersect(commSet, win)
 		hidden := overlap(commW, kernelSet)
@@ -78,6 +87,12 @@ func (d *deriver) breakdown() {
 		d.idleCauses(win)
 	}
 	d.launchDelays()
+}
+
+// singleRankGPU reports a trace of a one-rank job (world_size 1) with
+// primary-device kernels in W.
+func (d *deriver) singleRankGPU() bool {
+	return d.hasGPU && d.windowNS > 0 && d.f.WorldSize != nil && *d.f.WorldSize == 1 && d.f.KernelCount != nil && *d.f.KernelCount > 0
 }
 
 // steps2 fills Steps and the step_*_ratio facts.
@@ -141,9 +156,7 @@ func (d *deriver) windowBreakdown(win ivset, roleSets []ivset) {
 }
 
 func (d *deriver) setBreakdownRatios(totals []int64) {
-	out := []**float64{&d.f.StepKernelRatio, &d.f.StepMemcpyRatio, &d.f.StepMemsetRatio, &d.f.StepCommunicationRatio,
-		&d.f.StepRuntimeRatio, &d.f.StepDataloaderRatio, &d.f.StepCPUOpRatio, &d.f.StepOtherRatio}
-	for r, p := range out {
+	for r, p := range d.f.roleFields() {
 		*p = d.ratio(totals[r])
 	}
 }

@@ -1,6 +1,7 @@
 package facts
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -34,6 +35,19 @@ type CrossRankFacts struct {
 	RankStraggler            *bool
 	RanksComputeSpreadRatio  *float64
 	CollectiveSkewUS         *StepStats
+	// CollectiveBW is, per collectives-table row (kind, process group) that
+	// more than one rank has with a bus bandwidth, the largest of those
+	// ranks' bus bandwidths (GB/s) and how many ranks had it: see
+	// CollectiveStat.RanksBusBWGBps.
+	CollectiveBW []RankCollectiveBW
+}
+
+// RankCollectiveBW is the cross-rank bus bandwidth of one collectives-table
+// row.
+type RankCollectiveBW struct {
+	Kind, Group string
+	BusBWGBps   float64
+	Ranks       int64
 }
 
 // ApplyCrossRank sets f's cross-rank facts from c; facts c leaves nil keep
@@ -60,6 +74,13 @@ func (f *Facts) ApplyCrossRank(c CrossRankFacts) {
 	}
 	if c.CollectiveSkewUS != nil {
 		f.CollectiveSkewUS = c.CollectiveSkewUS
+	}
+	for _, bw := range c.CollectiveBW {
+		for i := range f.CollectiveStats {
+			if r := &f.CollectiveStats[i]; r.Kind == bw.Kind && r.Group == bw.Group {
+				r.RanksBusBWGBps, r.RanksCount = f64(bw.BusBWGBps), bw.Ranks
+			}
+		}
 	}
 }
 
@@ -117,6 +138,11 @@ func CrossRank(ranks []*Facts) []CrossRankFacts {
 		spread := (slices.Max(compute) - slices.Min(compute)) / medCompute
 		for i := range out {
 			out[i].RanksComputeSpreadRatio = f64(spread)
+		}
+	}
+	if bw := collectiveBW(ranks); len(bw) > 0 {
+		for i := range out {
+			out[i].CollectiveBW = bw
 		}
 	}
 	if collectiveSkew(ranks, out) {
@@ -193,6 +219,43 @@ func collectiveSkew(ranks []*Facts, out []CrossRankFacts) bool {
 		out[r].RankLastArrivalRatio = f64(float64(last[r]) / float64(k))
 	}
 	return true
+}
+
+// collectiveBW is the cross-rank bus bandwidth of each collectives-table
+// row (kind, process group) that two or more ranks measured: the largest
+// of their bus bandwidths. A collective kernel runs until the group's last
+// rank has arrived and the data has moved, so the rank that arrived last
+// waited least and its kernel time is the closest to the transfer itself
+// (the NCCL tests time a collective after a barrier for the same reason).
+// Rows come in (kind, group) order.
+func collectiveBW(ranks []*Facts) []RankCollectiveBW {
+	type key struct{ kind, group string }
+	best := map[key]*RankCollectiveBW{}
+	for _, f := range ranks {
+		for _, r := range f.CollectiveStats {
+			if r.BusBWGBps == nil {
+				continue
+			}
+			k := key{r.Kind, r.Group}
+			b := best[k]
+			if b == nil {
+				b = &RankCollectiveBW{Kind: r.Kind, Group: r.Group}
+				best[k] = b
+			}
+			b.Ranks++
+			b.BusBWGBps = max(b.BusBWGBps, *r.BusBWGBps)
+		}
+	}
+	var out []RankCollectiveBW
+	for _, b := range best {
+		if b.Ranks >= 2 {
+			out = append(out, *b)
+		}
+	}
+	slices.SortFunc(out, func(a, b RankCollectiveBW) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Group, b.Group))
+	})
+	return out
 }
 
 // median of v (linear interpolation between the middle order statistics);

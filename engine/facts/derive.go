@@ -107,6 +107,8 @@ type deriver struct {
 	stepIdx     []int         // the ProfilerStep#N (or marker) events, in start order (set by steps)
 	ops         *opIndex      // the host operator tree (set by opTables)
 	stepPhase   []string      // per step, the phase its marker names (prefill, decode, mixed) or ""; nil for ProfilerStep
+	markerIdx   []int         // the automatic marker's spans when they are not the steps (see phaseBreakdown)
+	markerPhase []string      // per markerIdx entry, the phase its name says or ""
 }
 
 // Derive computes every fact of one trace. It never fails: a fact the trace
@@ -122,6 +124,7 @@ func Derive(t *trace.Trace, cfg Config) *Facts {
 	d.steps()
 	d.gpu()
 	d.host()
+	d.compiled()
 	d.batchSize() // after host: reads the DataLoader fetches it lists
 	d.oneOffCalls()
 	d.chains()
@@ -333,7 +336,34 @@ func (d *deriver) steps() {
 		starts[k], ends[k] = evs[i].TS, evs[i].End()
 	}
 	own := append([]int64(nil), ends...)
-	// Extend by GPU activity launched from inside the step.
+	d.stepSpan = d.extendSpans(starts, ends)
+	durs := make([]float64, 0, len(steps))
+	d.stepDur, d.f.LastStepDrainUS = capLastStep(d.stepSpan, own)
+	for _, ns := range d.stepDur {
+		durs = append(durs, float64(ns)/1e3)
+	}
+	d.window = unionOf(slices.Clone(d.stepSpan)) // stepSpan stays in step order
+	d.windowNS = ivset(d.window).total()
+	d.f.HasSteps = true
+	d.f.StepsCount = len(steps)
+	d.f.WindowUS = float64(d.windowNS) / 1e3
+	d.f.StepTimeUS, d.f.StepTimeCV = stepStats(durs)
+	refs := make([]EventRef, 0, len(steps))
+	for k, i := range steps {
+		r := d.ref(&evs[i])
+		r.DurUS = durs[k]
+		refs = append(refs, r)
+	}
+	d.f.Examples["step"] = refs
+}
+
+// extendSpans extends host spans (starts in order, ends their own ends,
+// overwritten) to the end of the GPU activity launched from inside each
+// (matched by correlation id), never past the next span's start, and
+// returns them as intervals in the same order.
+func (d *deriver) extendSpans(starts, ends []int64) []interval {
+	evs := d.t.Events
+	own := append([]int64(nil), ends...)
 	for _, i := range d.gpuActs {
 		g := &evs[i]
 		if g.Has&trace.HasCorrelation == 0 {
@@ -359,33 +389,17 @@ func (d *deriver) steps() {
 			ends[k] = g.End()
 		}
 	}
-	durs := make([]float64, 0, len(steps))
-	for k := range steps {
-		if k+1 < len(steps) && ends[k] > starts[k+1] {
+	out := make([]interval, 0, len(starts))
+	for k := range starts {
+		if k+1 < len(starts) && ends[k] > starts[k+1] {
 			ends[k] = starts[k+1]
 		}
 		if ends[k] < starts[k] {
 			ends[k] = starts[k]
 		}
-		d.stepSpan = append(d.stepSpan, interval{starts[k], ends[k]})
+		out = append(out, interval{starts[k], ends[k]})
 	}
-	d.stepDur, d.f.LastStepDrainUS = capLastStep(d.stepSpan, own)
-	for _, ns := range d.stepDur {
-		durs = append(durs, float64(ns)/1e3)
-	}
-	d.window = unionOf(slices.Clone(d.stepSpan)) // stepSpan stays in step order
-	d.windowNS = ivset(d.window).total()
-	d.f.HasSteps = true
-	d.f.StepsCount = len(steps)
-	d.f.WindowUS = float64(d.windowNS) / 1e3
-	d.f.StepTimeUS, d.f.StepTimeCV = stepStats(durs)
-	refs := make([]EventRef, 0, len(steps))
-	for k, i := range steps {
-		r := d.ref(&evs[i])
-		r.DurUS = durs[k]
-		refs = append(refs, r)
-	}
-	d.f.Examples["step"] = refs
+	return out
 }
 
 // capLastStep returns each step's duration for the step statistics and the

@@ -16,6 +16,14 @@ type DevicePeak struct {
 	MemBandwidth float64 `json:"memory_bytes_per_s"` // DRAM/HBM bandwidth
 	ComputeUnits int64   `json:"compute_units"`      // SMs (NVIDIA) or CUs (AMD) of one device
 	Source       string  `json:"source"`             // the datasheet the numbers come from
+	// LinkBandwidth is the device's GPU-to-GPU interconnect bandwidth per
+	// direction (bytes/s): half the datasheet's bidirectional NVLink,
+	// Infinity Fabric or PCIe figure, the ceiling of the NCCL tests' bus
+	// bandwidth inside one node (PERFORMANCE.md: busbw is comparable to the
+	// hardware's peak link bandwidth). 0 when the datasheet gives none or
+	// the topology is ambiguous. Link names it (NVLink 3, PCIe 4.0 x16...).
+	LinkBandwidth float64 `json:"link_bytes_per_s"`
+	Link          string  `json:"link"`
 }
 
 // deviceEntry is one row of the peak table: a device matches when its
@@ -40,6 +48,13 @@ func dev(name string, fp32, tf32, bf16, fp16, fp8, gbps float64, units int64, sr
 		FP8FLOPS: fp8 * tera, MemBandwidth: gbps * giga, ComputeUnits: units, Source: src}
 }
 
+// withLink sets the interconnect of a peak row; gbps is the datasheet's
+// bidirectional GB/s, halved to the per-direction figure.
+func withLink(p DevicePeak, link string, gbps float64) DevicePeak {
+	p.Link, p.LinkBandwidth = link, gbps/2*giga
+	return p
+}
+
 // Devices is the peak table, most specific rows first. NVIDIA datasheets
 // quote tensor-core rates with 2:4 sparsity for Ampere and later; the dense
 // rates here are half of those. GeForce rates are the fp32-accumulate
@@ -47,33 +62,33 @@ func dev(name string, fp32, tf32, bf16, fp16, fp8, gbps float64, units int64, sr
 // MI250/MI250X appear to PyTorch as two devices (one per GCD): the rows
 // are per GCD, half the datasheet's per-package figures.
 var Devices = []deviceEntry{
-	// NVIDIA V100 datasheet (2020): SXM2 15.7 FP32 / 125 tensor TFLOPS, PCIe 14 / 112, V100S PCIe 16.4 / 130; HBM2 900 GB/s (V100S 1134); 80 SMs. No bf16: bf16 runs off the tensor cores, so only fp16 has a tensor rate.
-	{match: []string{"v100s"}, peak: dev("NVIDIA V100S PCIe", 16.4, 0, 0, 130, 0, 1134, 80, "NVIDIA V100 Tensor Core GPU datasheet")},
-	{match: []string{"v100", "pcie"}, peak: dev("NVIDIA V100 PCIe", 14, 0, 0, 112, 0, 900, 80, "NVIDIA V100 Tensor Core GPU datasheet")},
-	{match: []string{"v100"}, peak: dev("NVIDIA V100 SXM2", 15.7, 0, 0, 125, 0, 900, 80, "NVIDIA V100 Tensor Core GPU datasheet")},
-	// NVIDIA A100 datasheet (2021): FP32 19.5, TF32 156, BF16/FP16 312 TFLOPS dense; HBM2e 40GB 1555 GB/s, 80GB PCIe 1935, 80GB SXM 2039; 108 SMs.
-	{match: []string{"a100", "80gb", "pcie"}, peak: dev("NVIDIA A100 80GB PCIe", 19.5, 156, 312, 312, 0, 1935, 108, "NVIDIA A100 Tensor Core GPU datasheet")},
-	{match: []string{"a100", "pcie"}, peak: dev("NVIDIA A100 40GB PCIe", 19.5, 156, 312, 312, 0, 1555, 108, "NVIDIA A100 Tensor Core GPU datasheet")},
-	{match: []string{"a100", "80gb"}, peak: dev("NVIDIA A100 80GB SXM", 19.5, 156, 312, 312, 0, 2039, 108, "NVIDIA A100 Tensor Core GPU datasheet")},
-	{match: []string{"a100"}, peak: dev("NVIDIA A100 40GB SXM", 19.5, 156, 312, 312, 0, 1555, 108, "NVIDIA A100 Tensor Core GPU datasheet")},
-	// NVIDIA H100 datasheet (2023): SXM FP32 67, TF32 989, BF16/FP16 1979, FP8 3958 TFLOPS with sparsity, HBM3 3.35 TB/s, 132 SMs; PCIe 51 / 756 / 1513 / 3026, 2.0 TB/s, 114 SMs; NVL 60 / 835 / 1671 / 3341, 3.9 TB/s.
-	{match: []string{"h100", "pcie"}, peak: dev("NVIDIA H100 PCIe", 51, 378, 756.5, 756.5, 1513, 2000, 114, "NVIDIA H100 Tensor Core GPU datasheet")},
-	{match: []string{"h100", "nvl"}, peak: dev("NVIDIA H100 NVL", 60, 417.5, 835.5, 835.5, 1670.5, 3900, 132, "NVIDIA H100 Tensor Core GPU datasheet")},
-	{match: []string{"h100"}, peak: dev("NVIDIA H100 SXM", 67, 494.5, 989.5, 989.5, 1979, 3350, 132, "NVIDIA H100 Tensor Core GPU datasheet")},
-	// NVIDIA H200 datasheet (2024): SXM FP32 67, TF32 989, BF16/FP16 1979, FP8 3958 TFLOPS with sparsity; HBM3e 4.8 TB/s; 132 SMs (the H100 SXM die).
-	{match: []string{"h200"}, peak: dev("NVIDIA H200 SXM", 67, 494.5, 989.5, 989.5, 1979, 4800, 132, "NVIDIA H200 Tensor Core GPU datasheet")},
-	// NVIDIA HGX B200 datasheet (2024), per GPU: FP32 75 TFLOPS; TF32 2.2, FP16/BF16 4.5, FP8 9 PFLOPS with sparsity; HBM3e 8 TB/s; 148 SMs.
-	{match: []string{"b200"}, peak: dev("NVIDIA B200", 75, 1100, 2250, 2250, 4500, 8000, 148, "NVIDIA HGX B200 datasheet")},
-	// NVIDIA L4 datasheet (2023): FP32 30.3, TF32 120, BF16/FP16 242, FP8 485 TFLOPS with sparsity; GDDR6 300 GB/s; 58 SMs.
-	{match: []string{"l4"}, not: []string{"l40"}, peak: dev("NVIDIA L4", 30.3, 60, 121, 121, 242.5, 300, 58, "NVIDIA L4 Tensor Core GPU datasheet")},
+	// NVIDIA V100 datasheet (2020): interconnect NVLink 300 GB/s (SXM2), PCIe 32 GB/s (PCIe). SXM2 15.7 FP32 / 125 tensor TFLOPS, PCIe 14 / 112, V100S PCIe 16.4 / 130; HBM2 900 GB/s (V100S 1134); 80 SMs. No bf16: bf16 runs off the tensor cores, so only fp16 has a tensor rate.
+	{match: []string{"v100s"}, peak: withLink(dev("NVIDIA V100S PCIe", 16.4, 0, 0, 130, 0, 1134, 80, "NVIDIA V100 Tensor Core GPU datasheet"), "PCIe 3.0 x16", 32)},
+	{match: []string{"v100", "pcie"}, peak: withLink(dev("NVIDIA V100 PCIe", 14, 0, 0, 112, 0, 900, 80, "NVIDIA V100 Tensor Core GPU datasheet"), "PCIe 3.0 x16", 32)},
+	{match: []string{"v100"}, peak: withLink(dev("NVIDIA V100 SXM2", 15.7, 0, 0, 125, 0, 900, 80, "NVIDIA V100 Tensor Core GPU datasheet"), "NVLink 2", 300)},
+	// NVIDIA A100 datasheet (2021): interconnect NVLink 600 GB/s (SXM), PCIe Gen4 64 GB/s (PCIe; its 2-GPU NVLink bridge is not visible in a trace, so PCIe is the floor). FP32 19.5, TF32 156, BF16/FP16 312 TFLOPS dense; HBM2e 40GB 1555 GB/s, 80GB PCIe 1935, 80GB SXM 2039; 108 SMs.
+	{match: []string{"a100", "80gb", "pcie"}, peak: withLink(dev("NVIDIA A100 80GB PCIe", 19.5, 156, 312, 312, 0, 1935, 108, "NVIDIA A100 Tensor Core GPU datasheet"), "PCIe 4.0 x16", 64)},
+	{match: []string{"a100", "pcie"}, peak: withLink(dev("NVIDIA A100 40GB PCIe", 19.5, 156, 312, 312, 0, 1555, 108, "NVIDIA A100 Tensor Core GPU datasheet"), "PCIe 4.0 x16", 64)},
+	{match: []string{"a100", "80gb"}, peak: withLink(dev("NVIDIA A100 80GB SXM", 19.5, 156, 312, 312, 0, 2039, 108, "NVIDIA A100 Tensor Core GPU datasheet"), "NVLink 3", 600)},
+	{match: []string{"a100"}, peak: withLink(dev("NVIDIA A100 40GB SXM", 19.5, 156, 312, 312, 0, 1555, 108, "NVIDIA A100 Tensor Core GPU datasheet"), "NVLink 3", 600)},
+	// NVIDIA H100 datasheet (2023): interconnect NVLink 900 GB/s (SXM), NVLink bridge 600 GB/s (NVL), PCIe Gen5 128 GB/s (PCIe). SXM FP32 67, TF32 989, BF16/FP16 1979, FP8 3958 TFLOPS with sparsity, HBM3 3.35 TB/s, 132 SMs; PCIe 51 / 756 / 1513 / 3026, 2.0 TB/s, 114 SMs; NVL 60 / 835 / 1671 / 3341, 3.9 TB/s.
+	{match: []string{"h100", "pcie"}, peak: withLink(dev("NVIDIA H100 PCIe", 51, 378, 756.5, 756.5, 1513, 2000, 114, "NVIDIA H100 Tensor Core GPU datasheet"), "PCIe 5.0 x16", 128)},
+	{match: []string{"h100", "nvl"}, peak: withLink(dev("NVIDIA H100 NVL", 60, 417.5, 835.5, 835.5, 1670.5, 3900, 132, "NVIDIA H100 Tensor Core GPU datasheet"), "NVLink bridge", 600)},
+	{match: []string{"h100"}, peak: withLink(dev("NVIDIA H100 SXM", 67, 494.5, 989.5, 989.5, 1979, 3350, 132, "NVIDIA H100 Tensor Core GPU datasheet"), "NVLink 4", 900)},
+	// NVIDIA H200 datasheet (2024): interconnect NVLink 900 GB/s. SXM FP32 67, TF32 989, BF16/FP16 1979, FP8 3958 TFLOPS with sparsity; HBM3e 4.8 TB/s; 132 SMs (the H100 SXM die).
+	{match: []string{"h200"}, peak: withLink(dev("NVIDIA H200 SXM", 67, 494.5, 989.5, 989.5, 1979, 4800, 132, "NVIDIA H200 Tensor Core GPU datasheet"), "NVLink 4", 900)},
+	// NVIDIA HGX B200 datasheet (2024), per GPU: NVLink 5 1.8 TB/s; FP32 75 TFLOPS; TF32 2.2, FP16/BF16 4.5, FP8 9 PFLOPS with sparsity; HBM3e 8 TB/s; 148 SMs.
+	{match: []string{"b200"}, peak: withLink(dev("NVIDIA B200", 75, 1100, 2250, 2250, 4500, 8000, 148, "NVIDIA HGX B200 datasheet"), "NVLink 5", 1800)},
+	// NVIDIA L4 datasheet (2023): interconnect PCIe Gen4 x16 64 GB/s. FP32 30.3, TF32 120, BF16/FP16 242, FP8 485 TFLOPS with sparsity; GDDR6 300 GB/s; 58 SMs.
+	{match: []string{"l4"}, not: []string{"l40"}, peak: withLink(dev("NVIDIA L4", 30.3, 60, 121, 121, 242.5, 300, 58, "NVIDIA L4 Tensor Core GPU datasheet"), "PCIe 4.0 x16", 64)},
 	// NVIDIA Ada GPU architecture whitepaper, RTX 4090: FP32 82.6, TF32 82.6, FP16/BF16 165.2, FP8 330.3 TFLOPS dense (fp32 accumulate); GDDR6X 1008 GB/s; 128 SMs.
 	{match: []string{"rtx 4090"}, peak: dev("NVIDIA GeForce RTX 4090", 82.6, 82.6, 165.2, 165.2, 330.3, 1008, 128, "NVIDIA Ada GPU architecture whitepaper")},
 	// NVIDIA Ampere GA102 GPU architecture whitepaper, RTX 3090: FP32 35.6, TF32 35.6, FP16/BF16 71 TFLOPS dense (fp32 accumulate); GDDR6X 936 GB/s; 82 SMs.
 	{match: []string{"rtx 3090"}, peak: dev("NVIDIA GeForce RTX 3090", 35.6, 35.6, 71, 71, 0, 936, 82, "NVIDIA Ampere GA102 GPU architecture whitepaper")},
 	// NVIDIA Turing GPU architecture whitepaper, RTX 2080 Ti: FP32 13.4, FP16 tensor 53.8 TFLOPS (fp32 accumulate); GDDR6 616 GB/s; 68 SMs. No bf16 or TF32.
 	{match: []string{"rtx 2080 ti"}, peak: dev("NVIDIA GeForce RTX 2080 Ti", 13.4, 0, 0, 53.8, 0, 616, 68, "NVIDIA Turing GPU architecture whitepaper")},
-	// AMD Instinct MI300X data sheet: FP32 163.4 (matrix and vector), TF32 653.7, FP16/BF16 1307.4, FP8 2614.9 TFLOPS dense; HBM3 5.3 TB/s; 304 CUs.
-	{match: []string{"mi300x"}, peak: dev("AMD Instinct MI300X", 163.4, 653.7, 1307.4, 1307.4, 2614.9, 5300, 304, "AMD Instinct MI300X data sheet")},
+	// AMD Instinct MI300X data sheet: 7 Infinity Fabric links of 128 GB/s peak (bidirectional) to the other 7 GPUs of the platform, 896 GB/s. FP32 163.4 (matrix and vector), TF32 653.7, FP16/BF16 1307.4, FP8 2614.9 TFLOPS dense; HBM3 5.3 TB/s; 304 CUs.
+	{match: []string{"mi300x"}, peak: withLink(dev("AMD Instinct MI300X", 163.4, 653.7, 1307.4, 1307.4, 2614.9, 5300, 304, "AMD Instinct MI300X data sheet"), "Infinity Fabric (7 links)", 896)},
 	// AMD Instinct MI250X data sheet, per package: FP32 matrix 95.7, FP16/BF16 383 TFLOPS; HBM2e 3.2768 TB/s; 220 CUs. Per GCD (one PyTorch device): half.
 	{match: []string{"mi250x"}, peak: dev("AMD Instinct MI250X (one GCD)", 47.85, 0, 191.5, 191.5, 0, 1638.4, 110, "AMD Instinct MI250X data sheet")},
 	// AMD Instinct MI250 data sheet, per package: FP32 matrix 90.5, FP16/BF16 362.1 TFLOPS; HBM2e 3.2768 TB/s; 208 CUs. Per GCD: half.
@@ -111,6 +126,43 @@ func LookupDevice(name string, units, major *int64) *DevicePeak {
 		}
 		p := e.peak
 		return &p
+	}
+	return nil
+}
+
+// nameless is a peak row for a device whose deviceProperties name is
+// empty (ROCm builds of some serving images record name ""), matched by
+// architecture, compute units and memory size, which together name one
+// product.
+type nameless struct {
+	major, minor, units int64
+	memGiB              int64 // totalGlobalMem in GiB, rounded
+	row                 string
+}
+
+// namelessDevices: gfx942 (ROCm compute 9.4) with 304 CUs and 192 GB is the
+// MI300X (AMD Instinct MI300X data sheet; the MI300A has 228 CUs, the MI325X
+// 256 GB).
+var namelessDevices = []nameless{{major: 9, minor: 4, units: 304, memGiB: 192, row: "mi300x"}}
+
+// LookupDeviceProps returns the peak row of the primary device: by name
+// (LookupDevice), or for a device without a name by its architecture,
+// compute units and memory (namelessDevices); nil when unknown.
+func LookupDeviceProps(dv *Device) *DevicePeak {
+	if dv == nil {
+		return nil
+	}
+	if strings.TrimSpace(dv.Name) != "" {
+		return LookupDevice(dv.Name, dv.SMCount, dv.ComputeMajor)
+	}
+	if dv.ComputeMajor == nil || dv.ComputeMinor == nil || dv.SMCount == nil || dv.TotalMemoryBytes == nil {
+		return nil
+	}
+	gib := (*dv.TotalMemoryBytes + 1<<29) >> 30
+	for _, n := range namelessDevices {
+		if n.major == *dv.ComputeMajor && n.minor == *dv.ComputeMinor && n.units == *dv.SMCount && n.memGiB == gib {
+			return LookupDevice(n.row, dv.SMCount, dv.ComputeMajor)
+		}
 	}
 	return nil
 }

@@ -104,6 +104,20 @@ type Facts struct {
 	// hipGraphLaunch): such kernels already avoid per-kernel launch cost.
 	// Null when no counted kernel links to a runtime event.
 	GraphLaunchedKernelRatio *float64 `json:"graph_launched_kernel_ratio" expr:"graph_launched_kernel_ratio"`
+	// GraphLaunchCount counts the CUDA/HIP Graph replays in W
+	// (cudaGraphLaunch, hipGraphLaunch calls); nil without GPU activity.
+	GraphLaunchCount *int64 `json:"graph_launch_count" expr:"graph_launch_count"`
+
+	// torch.compile facts (engine/facts/compile.go). CompiledKernelRatio
+	// and TritonKernelRatio are shares of the primary device's compute
+	// kernel time in W (0..1); CompiledRegionRatio and CompileTimeRatio
+	// shares of |W|. Nil where the trace cannot show them.
+	CompiledRegionRatio *float64 `json:"compiled_region_ratio" expr:"compiled_region_ratio"`
+	CompiledKernelRatio *float64 `json:"compiled_kernel_ratio" expr:"compiled_kernel_ratio"`
+	TritonKernelRatio   *float64 `json:"triton_kernel_ratio" expr:"triton_kernel_ratio"`
+	CompileTimeRatio    *float64 `json:"compile_time_ratio" expr:"compile_time_ratio"`
+	CompiledFrameCount  *int64   `json:"compiled_frame_count" expr:"compiled_frame_count"`
+	RecompileCount      *int64   `json:"recompile_count" expr:"recompile_count"`
 
 	// Memcpy of the primary device starting in W.
 	MemcpyCount         *int64   `json:"memcpy_count" expr:"memcpy_count"`
@@ -145,6 +159,10 @@ type Facts struct {
 	// with fewer than 3 steps.
 	SlowStepExcessRole *string  `json:"slow_step_excess_role" expr:"slow_step_excess_role"`
 	SlowStepExcessUS   *float64 `json:"slow_step_excess_us" expr:"slow_step_excess_us"`
+	// PhaseBreakdowns is the role breakdown per inference phase (prefill,
+	// decode, mixed) when the iteration spans name their phase (vLLM,
+	// SGLang; see PhaseBreakdown); nil otherwise.
+	PhaseBreakdowns []PhaseBreakdown `json:"phase_breakdown" expr:"phase_breakdown"`
 
 	// Idle-gap causes (docs/ARCHITECTURE.md "Why the GPU waits"): each GPU idle
 	// gap in W is charged through the launch of the activity that ends it:
@@ -499,6 +517,25 @@ func (f *Facts) IdleCauseRatios() []CauseRatio {
 		}
 	}
 	return out
+}
+
+// RoleRatios lists the breakdown roles in Roles order with their
+// step_*_ratio (share of |W|), skipping roles that are null; nil without a
+// breakdown. It is the one place that pairs a role with its fact.
+func (f *Facts) RoleRatios() []CauseRatio {
+	var out []CauseRatio
+	for k, p := range f.roleFields() {
+		if *p != nil {
+			out = append(out, CauseRatio{Roles[k], **p})
+		}
+	}
+	return out
+}
+
+// roleFields are the step_*_ratio fields in Roles order.
+func (f *Facts) roleFields() []**float64 {
+	return []**float64{&f.StepKernelRatio, &f.StepMemcpyRatio, &f.StepMemsetRatio, &f.StepCommunicationRatio,
+		&f.StepRuntimeRatio, &f.StepDataloaderRatio, &f.StepCPUOpRatio, &f.StepOtherRatio}
 }
 
 // idleCauseFields are the gpu_idle_*_ratio fields in IdleCauses order.

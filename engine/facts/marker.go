@@ -178,8 +178,9 @@ func (m *StepMarker) count(phases []string) {
 func (d *deriver) markerSteps() ([]int, []string) {
 	switch s := d.cfg.StepMarker; s {
 	case "":
-		_, m, _ := d.findMarker()
+		idx, m, phases := d.findMarker()
 		d.f.StepMarkerFound = m
+		d.markerIdx, d.markerPhase = idx, phases
 		return nil, nil
 	case StepMarkerAuto:
 		idx, m, phases := d.findMarker()
@@ -194,8 +195,9 @@ func (d *deriver) markerSteps() ([]int, []string) {
 		idx, _ := d.markerSpans(re)
 		if len(idx) == 0 {
 			d.f.Diagnostics = append(d.f.Diagnostics, trace.Diagnostic{Kind: trace.DiagWarning, Reason: "step_marker_unmatched", Message: fmt.Sprintf("no host span matches the step marker %q: the whole trace is one window", s), Offset: -1, Count: 1})
-			_, m, _ := d.findMarker()
+			idx, m, phases := d.findMarker()
 			d.f.StepMarkerFound = m
+			d.markerIdx, d.markerPhase = idx, phases
 			return nil, nil
 		}
 		d.f.StepMarker = &StepMarker{Source: "regex", Pattern: s, Label: "spans matching " + s, Steps: len(idx)}

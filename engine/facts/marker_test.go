@@ -2,6 +2,7 @@ package facts_test
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -204,5 +205,45 @@ func TestStepMarkerSharedTraces(t *testing.T) {
 				t.Error("auto: per-step facts still null")
 			}
 		})
+	}
+}
+
+// TestPhaseBreakdown: a vLLM-style trace with a prefill iteration
+// ([0, 1000) us, a 500 us kernel) and a decode iteration ([2000, 2500) us
+// on the host, whose 1000 us kernel launched at 2100 runs to 3200): the
+// decode span extends to 3200, so prefill is 1000 us (kernel 500, busy
+// 0.5) and decode 1200 us (kernel 1000) of the 3200 us window; the same
+// with --step-marker auto, where the iterations are the steps.
+func TestPhaseBreakdown(t *testing.T) {
+	b := tracetest.New()
+	b.X("user_annotation", "execute_context_1(512_512)_generation_0(0)", 0, 1000)
+	b.Launch(100, 5, "prefill_gemm", 200, 500)
+	b.X("user_annotation", "execute_context_0(0)_generation_4(4_9000)", 2000, 500)
+	b.Launch(2100, 5, "decode_attention", 2200, 1000)
+	tr, err := trace.Parse(bytes.NewReader(b.JSON()), "gen.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, marker := range []string{"", facts.StepMarkerAuto} {
+		cfg := facts.DefaultConfig()
+		cfg.StepMarker = marker
+		f := facts.Derive(tr, cfg)
+		if len(f.PhaseBreakdowns) != 2 {
+			t.Fatalf("marker %q: phase_breakdown = %+v", marker, f.PhaseBreakdowns)
+		}
+		pre, dec := f.PhaseBreakdowns[0], f.PhaseBreakdowns[1]
+		if pre.Phase != "prefill" || pre.Spans != 1 || pre.TimeUS != 1000 || pre.RolesUS["kernel"] != 500 || pre.GPUBusyRatio != 0.5 {
+			t.Errorf("marker %q: prefill = %+v", marker, pre)
+		}
+		if dec.Phase != "decode" || dec.Spans != 1 || dec.TimeUS != 1200 || dec.RolesUS["kernel"] != 1000 || math.Abs(dec.WindowRatio-1200.0/f.WindowUS) > 1e-9 {
+			t.Errorf("marker %q: decode = %+v (window %v us)", marker, dec, f.WindowUS)
+		}
+		var sum float64
+		for _, v := range dec.RolesUS {
+			sum += v
+		}
+		if math.Abs(sum-dec.TimeUS) > 1e-6 {
+			t.Errorf("marker %q: decode roles sum to %v, not %v", marker, sum, dec.TimeUS)
+		}
 	}
 }

@@ -73,7 +73,7 @@ func (d *deriver) roofline(x *opIndex, kernelNS int64) {
 	}
 	var peak *DevicePeak
 	if dv := d.f.Device; dv != nil {
-		peak = LookupDevice(dv.Name, dv.SMCount, dv.ComputeMajor)
+		peak = LookupDeviceProps(dv)
 		d.f.DevicePeak = peak
 	}
 	if !d.t.RecordShapes || len(d.t.Shapes) == 0 || kernelNS <= 0 {

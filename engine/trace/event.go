@@ -198,15 +198,20 @@ func (p *parser) timeValue() (int64, bool, error) {
 // trace's shape table (see OpShapes).
 func (p *parser) args(ev *Event) error {
 	p.shape = OpShapes{Index: ev.Index}
-	err := p.argsBody(ev)
+	ca := newCommArgs(ev.Index)
+	err := p.argsBody(ev, &ca)
 	if sh := p.shape; sh.Dims != 0 || sh.Types != 0 || sh.Concrete != 0 {
 		p.t.Shapes = append(p.t.Shapes, sh)
 		ev.Has |= HasShapes
 	}
+	if ca.set() {
+		p.t.Comms = append(p.t.Comms, ca)
+		ev.Has |= HasComm
+	}
 	return err
 }
 
-func (p *parser) argsBody(ev *Event) error {
+func (p *parser) argsBody(ev *Event, ca *CommArgs) error {
 	lx := p.lx
 	if ok, err := lx.open('{'); !ok {
 		return err
@@ -215,6 +220,12 @@ func (p *parser) argsBody(ev *Event) error {
 		k, done, err := p.member(first, "args")
 		if err != nil || done {
 			return err
+		}
+		if ck := commKey(k); ck != 0 {
+			if err := p.commArg(ck, ca); err != nil {
+				return err
+			}
+			continue
 		}
 		var flag uint16
 		var dst *int64

@@ -85,6 +85,7 @@ type chunk struct {
 	events     []Event
 	shapes     []OpShapes
 	memArgs    []MemArgs
+	comms      []CommArgs
 	open       map[[2]ID][]beEvent
 	diags      []Diagnostic
 	nEvents    int32
@@ -399,6 +400,7 @@ func (p *parser) parseChunk(c *chunk) {
 	t.ids, p.idKeys = c.ids[:0], c.idKeys[:0]
 	t.Shapes = c.shapes[:0]
 	t.MemArgs = c.memArgs[:0]
+	t.Comms = c.comms[:0]
 	t.Health = Health{Diagnostics: c.diags[:0]}
 	t.RecordShapes, t.WithStack, t.ProfileMemory = false, false, false
 	p.cur = c.events[:0]
@@ -435,6 +437,7 @@ func (p *parser) parseChunk(c *chunk) {
 	c.idKeys, c.ids = p.idKeys, t.ids
 	c.events, c.shapes, c.open = p.cur, t.Shapes, p.open
 	c.memArgs, t.MemArgs = t.MemArgs, nil
+	c.comms, t.Comms = t.Comms, nil
 	c.diags = t.Health.Diagnostics
 	c.nEvents, c.eventsRead, c.dropped = p.nEvents, t.Health.EventsRead, t.Health.Dropped
 	c.recShapes, c.withStack, c.profMem = t.RecordShapes, t.WithStack, t.ProfileMemory
@@ -490,6 +493,12 @@ func (p *parser) join(c *chunk) {
 	for _, m := range c.memArgs {
 		m.Index += base
 		t.MemArgs = append(t.MemArgs, m)
+	}
+	for _, ca := range c.comms {
+		ca.Index += base
+		ca.Collective, ca.Group, ca.GroupDesc = sm[ca.Collective], sm[ca.Group], sm[ca.GroupDesc]
+		ca.Ranks, ca.DType = sm[ca.Ranks], sm[ca.DType]
+		t.Comms = append(t.Comms, ca)
 	}
 	for _, list := range c.open {
 		for _, b := range list {

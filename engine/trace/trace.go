@@ -91,6 +91,7 @@ const (
 	HasDeviceID
 	HasLeadDim
 	HasShapes // the event has an entry in Trace.Shapes
+	HasComm   // the event has an entry in Trace.Comms
 )
 
 // Event is one kept trace event: complete events (X, and B/E pairs joined),
@@ -182,6 +183,10 @@ type Trace struct {
 	// MemArgs holds the [memory] args that Event has no room for (Total
 	// Reserved, Device Type), in file order; see MemArgs.
 	MemArgs []MemArgs
+
+	// Comms holds the c10d collective args of the events that have them
+	// (Event.Has&HasComm), in file order; see CommOf.
+	Comms []CommArgs
 
 	strs   []string
 	ids    []string

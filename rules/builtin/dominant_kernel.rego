@@ -30,6 +30,16 @@
 #   # or a fused module: torch.nn.RMSNorm / apex FusedLayerNorm
 #   ```
 #
+#   An Inductor kernel (`triton_...`, torch.compile already fused it), or a
+#   norm that compiled code (`compiled_kernel_ratio` at least half) left to
+#   an eager kernel: do not compile again; read the generated code, find
+#   the graph break or fallback, and let Inductor tune it:
+#
+#   ```python variant=compiled
+#   #   TORCH_LOGS="output_code,graph_breaks" python train.py   # generated kernels, and why ops were left out
+#   model = torch.compile(model, mode="max-autotune")  # autotunes the Triton configs and GEMM templates
+#   ```
+#
 #   For other kernels, look up the operator that launches it and its
 #   shapes:
 #
@@ -79,18 +89,35 @@ handled if contains(name, "flash")
 
 handled if contains(name, "fmha")
 
-kind := "attention" if contains(name, "softmax")
-else := "norm" if contains(name, "norm")
-else := "norm" if contains(name, "reduce")
+kind := "compiled" if startswith(name, "triton_")
+else := "attention" if contains(name, "softmax")
+else := "compiled_norm" if {
+	is_norm
+	lib.compiled
+} else := "norm" if is_norm
 else := "default"
+
+is_norm if contains(name, "norm")
+
+is_norm if contains(name, "reduce")
+
+# variant is the fix block: a norm left outside Inductor's kernels in
+# compiled code gets the compiled block (graph breaks), not torch.compile.
+variant := "compiled" if kind == "compiled_norm"
+else := kind
 
 what := {
 	"attention": "a softmax: attention computed as matmul, softmax, matmul; F.scaled_dot_product_attention runs it as one flash or memory-efficient kernel",
 	"norm": "a normalization or reduction, memory-bound: fuse it (torch.compile, a fused norm)",
+	"compiled_norm": "a normalization or reduction the compiled code left to an eager kernel (an op Inductor falls back on, or a graph break): TORCH_LOGS=\"graph_breaks\" shows why it was not fused",
+	"compiled": "a kernel torch.compile (Inductor) generated, already fused: read its source (TORCH_LOGS=output_code) and try mode=\"max-autotune\"",
 	"default": "look up the operator that launches it and its shapes",
 }
 
-impact := input.top_kernel_time_ratio * (1 - (1 / params.speedup)) if kind != "default"
+impact := input.top_kernel_time_ratio * (1 - (1 / params.speedup)) if {
+	kind != "default"
+	kind != "compiled"
+}
 else := 0
 
 finding contains f if {
@@ -104,7 +131,7 @@ finding contains f if {
 			input.top_kernel_name, what[kind],
 		]),
 		"impact": impact,
-		"fix": kind,
+		"fix": variant,
 		"severity": lib.severity(impact, "high"),
 		"evidence": [
 			{"name": "top_kernel_share", "value": input.top_kernel_share, "unit": "ratio"},

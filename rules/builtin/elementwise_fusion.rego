@@ -27,8 +27,11 @@
 #   # torch.jit.script only on PyTorch < 2.0 (its fuser is deprecated)
 #   ```
 #
-#   Already compiled (Inductor kernels in the trace): the chains come from
-#   code the compiler did not capture; find the graph breaks:
+#   Already compiled (`compiled_kernel_ratio` at least half: most kernel
+#   time is Inductor's or launched from compiled regions): the chains come
+#   from code the compiler did not capture, eager kernels between compiled
+#   graphs; find the graph breaks (the message gives the compiled frames
+#   and recompilations the trace shows):
 #
 #   ```python variant=compiled
 #   #   TORCH_LOGS="graph_breaks,recompiles" python train.py
@@ -87,6 +90,10 @@ optimizer_share := optimizer_foreach.claim if {
 	}
 } else := 0
 
+# remedy: what removes the chains; compiled code is not told to compile.
+remedy := concat("", ["; they run outside the compiled graphs", lib.compile_note, ": removing the graph breaks lets Inductor fuse them"]) if lib.compiled
+else := "; fusing each chain into one kernel (torch.compile) removes most of it"
+
 finding contains f if {
 	n := input.elementwise_chain_count
 	n >= 1
@@ -96,7 +103,7 @@ finding contains f if {
 	impact := max([0, ratio * (1 - (1 / max([1, mean_len]))) - optimizer_share])
 	impact > 0
 	f := {
-		"msg": sprintf("%d chains of short elementwise %s (%d %s, %s per chain) take %s %s%s; fusing each chain into one kernel (torch.compile) removes most of it", [n, unit, input.elementwise_chain_kernels, unit, lib.fixed(mean_len, 1), lib.pct(ratio), lib.of_time, longest]),
+		"msg": sprintf("%d chains of short elementwise %s (%d %s, %s per chain) take %s %s%s%s", [n, unit, input.elementwise_chain_kernels, unit, lib.fixed(mean_len, 1), lib.pct(ratio), lib.of_time, longest, remedy]),
 		"impact": impact,
 		"fix": fix,
 		"severity": lib.severity(impact, "medium"),

@@ -51,15 +51,18 @@
 #
 #   **Impact estimate.** `exposed_comm_ratio`, the collective time not
 #   overlapped by compute: an upper bound, since part of it may be
-#   straggler wait or bandwidth that no overlap hides. Likely. This is GPU
-#   busy time, so it never overlaps the idle-time rules.
+#   straggler wait or bandwidth that no overlap hides. Likely. The part
+#   slow-collective-bandwidth claims (a large collective far below the
+#   link's bus bandwidth, whose fix is NCCL's transport, not overlap) is
+#   subtracted and the message names that group. This is GPU busy time, so
+#   it never overlaps the idle-time rules.
 #
 #   **Severity.** By impact: high from 20%, medium from 2%, low below.
 # custom:
 #   id: exposed-communication
 #   severity: high
 #   category: distributed
-#   requires: [comm_kernel_time_ratio, exposed_comm_ratio, comm_overlap_ratio, kernel_count]
+#   requires: [comm_kernel_time_ratio, exposed_comm_ratio, kernel_count]
 #   confidence: likely
 #   params:
 #     min_exposed_ratio: 0.05
@@ -73,6 +76,7 @@ package stepdoctor.rules.exposed_communication
 import rego.v1
 
 import data.stepdoctor.lib
+import data.stepdoctor.rules.slow_collective_bandwidth
 import data.stepdoctor.rules.unbucketed_allreduce
 
 params := data.stepdoctor.params["exposed-communication"]
@@ -83,7 +87,7 @@ ranks := sprintf(" (rank %d of %d)", [input.rank, input.world_size]) if {
 } else := ""
 
 # Measured directly: confirmed when most communication runs alone.
-confidence := "confirmed" if input.comm_overlap_ratio < 0.5
+confidence := "confirmed" if lib.num(input.comm_overlap_ratio) < 0.5
 else := "likely"
 
 # waiting: the part of the exposed time this rank waits for the last rank
@@ -97,6 +101,12 @@ skew_note := sprintf("; %s of it is waiting for the last rank to arrive (collect
 ]) if late
 else := ""
 
+# bw_note names a group whose bus bandwidth is far below the link's
+# (slow-collective-bandwidth owns that part of the exposed time).
+bw_note := sprintf("; the slowest group is %s (slow-collective-bandwidth claims %s of it)", [slow_collective_bandwidth.summary, lib.pct(slow_collective_bandwidth.claim)]) if {
+	slow_collective_bandwidth.claim > 0
+} else := ""
+
 fix := "skew" if late
 else := "default"
 
@@ -104,11 +114,12 @@ finding contains f if {
 	not unbucketed_allreduce.claims
 	exposed := input.exposed_comm_ratio
 	exposed >= params.min_exposed_ratio
+	input.comm_overlap_ratio != null
 	input.kernel_count >= params.min_kernels
 	f := {
-		"msg": sprintf("Communication kernels run %s %s%s and only %s of that overlaps compute: %s is exposed communication%s", [lib.pct(input.comm_kernel_time_ratio), lib.of_time, ranks, lib.pct(input.comm_overlap_ratio), lib.pct(exposed), skew_note]),
+		"msg": sprintf("Communication kernels run %s %s%s and only %s of that overlaps compute: %s is exposed communication%s%s", [lib.pct(input.comm_kernel_time_ratio), lib.of_time, ranks, lib.pct(input.comm_overlap_ratio), lib.pct(exposed), skew_note, bw_note]),
 		"fix": fix,
-		"impact": exposed,
+		"impact": max([0, exposed - slow_collective_bandwidth.claim]),
 		"confidence": confidence,
 		"severity": lib.severity(exposed, "high"),
 		"evidence": [

@@ -22,7 +22,7 @@
 #   **Fix.** Give the GPU more work per Python-side step and take Python off
 #   the critical path:
 #
-#   ```python
+#   ```python variant=default
 #   # Larger batches amortise the fixed per-step Python cost
 #   loader = DataLoader(dataset, batch_size=2 * batch_size, ...)
 #   # (scale the learning rate, or accumulate gradients to keep the
@@ -32,6 +32,19 @@
 #   model = torch.compile(model)
 #
 #   # Move logging and metric code out of the step, or run it every N steps
+#   ```
+#
+#   Already compiled (`compiled_kernel_ratio` at least half) or replayed
+#   from CUDA/HIP Graphs (`graph_launched_kernel_ratio` at least half): the
+#   GPU work is captured, so the gaps are the host's own work between
+#   compiled calls or graph replays (input preparation, sampling,
+#   scheduling); overlap it with the GPU instead of compiling again:
+#
+#   ```python variant=compiled
+#   # find the Python between replays: profile with with_stack=True, or py-spy
+#   # keep host-side preparation off the critical path: pinned, non_blocking copies
+#   x = x.pin_memory().to(device, non_blocking=True)
+#   # serving: vLLM async scheduling (--async-scheduling) overlaps scheduling with the GPU
 #   ```
 #
 #   **Impact estimate.** `gpu_idle_untraced_ratio`, the idle time with
@@ -63,6 +76,10 @@ import data.stepdoctor.lib
 
 params := data.stepdoctor.params["gpu-underutilized"]
 
+fix := "compiled" if lib.compiled
+else := "compiled" if lib.graph_replayed
+else := "default"
+
 finding contains f if {
 	input.kernel_count >= params.min_kernels
 	untraced := input.gpu_idle_untraced_ratio
@@ -71,6 +88,7 @@ finding contains f if {
 	f := {
 		"msg": sprintf("The GPU is idle %s %s while the launching thread runs nothing the profiler recorded (Python between ops, untraced work); idle in total %s, busy %s", [lib.pct(untraced), lib.of_time, lib.pct(idle), lib.pct(1 - idle)]),
 		"impact": untraced,
+		"fix": fix,
 		"severity": lib.severity(untraced, "medium"),
 		"evidence": [
 			{"name": "gpu_idle_untraced_ratio", "value": untraced, "unit": "ratio"},

@@ -77,7 +77,7 @@ culprit_note := concat("", ["; the GPU waits most on ", lib.host_issue_culprits(
 
 
 graph_note := "; most kernels are CUDA/HIP Graph replays, so per-kernel launch cost is not the cause" if {
-	input.graph_launched_kernel_ratio >= 0.5
+	lib.graph_replayed
 } else := ""
 
 window_note := "; the trace has no ProfilerStep spans, so the window may include start-up (context creation, allocation, module loading)" if {

@@ -58,8 +58,9 @@
 #   # SGLang: do not pass --disable-cuda-graph
 #   ```
 #
-#   Already compiled (Inductor kernels in the trace): the compiler fused
-#   what it could; add graph capture and remove graph breaks:
+#   Already compiled (`compiled_kernel_ratio` at least half): the compiler
+#   fused what it could; add graph capture and remove graph breaks (the
+#   message gives the compiled frames and recompilations the trace shows):
 #
 #   ```python variant=compiled
 #   model = torch.compile(model, mode="reduce-overhead")  # adds CUDA/HIP Graphs to the fused kernels
@@ -145,6 +146,9 @@ culprit_note := concat("", ["; the GPU waits most on ", lib.host_issue_culprits(
 } else := ""
 
 
+compiled_note := lib.compile_note if lib.compiled
+else := ""
+
 launch_note := sprintf("; %s%% of kernels ran no longer than their launch call", [lib.fixed(input.launch_bound_kernel_ratio * 100, 0)]) if {
 	input.launch_bound_kernel_ratio != null
 } else := ""
@@ -157,11 +161,11 @@ finding contains f if {
 	claims
 	host_idle >= params.min_idle_ratio
 	f := {
-		"msg": sprintf("The GPU is idle %s %s while the host issues work (%s in launch and runtime calls, %s in CPU operators, %s in Python): %d kernels, %s of them under 10 us, %s launches/ms%s%s", [
+		"msg": sprintf("The GPU is idle %s %s while the host issues work (%s in launch and runtime calls, %s in CPU operators, %s in Python): %d kernels, %s of them under 10 us, %s launches/ms%s%s%s", [
 			lib.pct(host_idle), lib.of_time,
 			lib.pct((lib.num(input.gpu_idle_launch_ratio) + lib.num(input.gpu_idle_runtime_ratio)) - allocator_churn.claim), lib.pct(input.gpu_idle_cpu_op_ratio), lib.pct(lib.num(input.gpu_idle_python_ratio)),
 			input.kernel_count, lib.pct(input.short_kernel_ratio),
-			lib.fixed(input.kernel_launches_per_ms, 1), launch_note, culprit_note,
+			lib.fixed(input.kernel_launches_per_ms, 1), launch_note, culprit_note, compiled_note,
 		]),
 		"impact": impact,
 		"fix": fix,

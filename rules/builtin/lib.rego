@@ -110,8 +110,37 @@ inference if input.has_backward == false
 # rocm: an AMD GPU (HIP runtime).
 rocm if input.gpu_vendor == "amd"
 
-# compiled: the code already runs under torch.compile (Inductor kernels).
-compiled if input.torch_compiled == true
+# compiled: most of the GPU work already runs under torch.compile: at
+# least half the compute kernel time is Inductor kernels or launched from
+# compiled regions (compiled_kernel_ratio). A trace that merely shows a
+# compiled region or one triton_ kernel (an eager model calling one
+# compiled helper) is not compiled code. Without kernels (CPU-only), the
+# compiled regions cover at least half the window.
+compiled if input.compiled_kernel_ratio >= 0.5
+
+compiled if {
+	input.compiled_kernel_ratio == null
+	input.compiled_region_ratio >= 0.5
+}
+
+# A facts file from before these shares: torch_compiled alone.
+compiled if {
+	input.compiled_kernel_ratio == null
+	input.compiled_region_ratio == null
+	input.torch_compiled == true
+}
+
+# graph_replayed: most kernels are replayed from a CUDA/HIP Graph
+# (cudaGraphLaunch / hipGraphLaunch): the code is already captured.
+graph_replayed if input.graph_launched_kernel_ratio >= 0.5
+
+# compile_note says what the compiled trace shows of graph breaks and
+# recompilations ("" when nothing).
+compile_note := sprintf(" (%d compiled frames, %d recompilations in the window: TORCH_LOGS=\"graph_breaks,recompiles\" names them)", [input.compiled_frame_count, input.recompile_count]) if {
+	input.compiled_frame_count != null
+	input.recompile_count != null
+	input.compiled_frame_count + input.recompile_count > 1
+} else := ""
 
 # host_issue_culprits(n) joins the n largest culprits of the causes the
 # launch rules claim (operators, launch calls, Python frames, runtime calls
