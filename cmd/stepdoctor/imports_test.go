@@ -21,6 +21,7 @@ var allowedImports = map[string][]string{
 	"internal/hugemem":       {},
 	"internal/version":       {},
 	"internal/mdcheck":       {},
+	"internal/objstore":      {},
 	"engine/trace":           {"internal/hugemem"},
 	"engine/trace/tracetest": {},
 	"engine/facts":           {"engine/trace", "internal/hugemem"},
@@ -28,9 +29,9 @@ var allowedImports = map[string][]string{
 	"engine/script":          {},
 	"rules/builtin":          {},
 	"rules":                  {"engine/facts", "engine/script", "rules/builtin"},
-	"engine":                 {"engine/trace", "engine/facts", "engine/script", "rules"},
+	"engine":                 {"engine/trace", "engine/facts", "engine/script", "rules", "internal/objstore"},
 	"reports":                {"engine", "engine/facts", "engine/trace", "rules", "internal/version"},
-	"cmd/stepdoctor":         {"engine", "engine/facts", "engine/trace", "engine/script", "rules", "rules/builtin", "reports", "internal/version"},
+	"cmd/stepdoctor":         {"engine", "engine/facts", "engine/trace", "engine/script", "rules", "rules/builtin", "reports", "internal/version", "internal/objstore"},
 }
 
 // thirdParty limits where the rule engines and the parser may be imported.
@@ -38,6 +39,7 @@ var thirdParty = map[string][]string{
 	"github.com/open-policy-agent/opa": {"rules"},
 	"github.com/expr-lang/expr":        {"rules"},
 	"github.com/tree-sitter/":          {"engine/script"},
+	"gocloud.dev/":                     {"internal/objstore"},
 }
 
 // Imports point one way (engine/trace <- engine/facts <- rules <- engine <-
