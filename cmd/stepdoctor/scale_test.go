@@ -63,7 +63,8 @@ func buildStepdoctor(t *testing.T, dir string) {
 // TestScaleRecipe runs docs/scale.md's map and reduce steps as the doc
 // writes them (sh, seq, xargs -P) over 1,000 synthetic ranks read through
 // file:// URLs, checks that the merged report equals analyzing the traces
-// directly, that the merge of 1,000 facts files stays under 10 s and 1 GB,
+// directly, that the merge of 1,000 facts files stays under 10 s (of CPU)
+// and 1 GB,
 // and that the Kubernetes and Slurm map steps run the same command. The
 // report at 1,000 ranks must stay readable: the rank table lists the
 // outliers and counts the rest.
@@ -165,9 +166,13 @@ func TestScaleRecipe(t *testing.T) {
 	sh(local[1])
 	st, mergeWall, _ := sh(`stepdoctor analyze -q --format json "$FACTS/" -o merged.json`)
 	rss := int64(st.SysUsage().(*syscall.Rusage).Maxrss) << 10 // Linux: KiB
-	t.Logf("map step: %d ranks in %s; merge of %d facts files: %s wall, %.0f MB peak RSS", scaleRanks, mapWall.Round(time.Millisecond), scaleRanks, mergeWall.Round(time.Millisecond), float64(rss)/1e6)
-	if mergeWall > 10*time.Second {
-		t.Errorf("merging %d facts files took %s, want under 10 s", scaleRanks, mergeWall)
+	cpu := st.UserTime() + st.SystemTime()
+	t.Logf("map step: %d ranks in %s; merge of %d facts files: %s wall, %s CPU, %.0f MB peak RSS", scaleRanks, mapWall.Round(time.Millisecond), scaleRanks, mergeWall.Round(time.Millisecond), cpu.Round(time.Millisecond), float64(rss)/1e6)
+	// The bound is on CPU time, which other work on the machine does not
+	// stretch (wall time is logged): under 10 s of CPU is under 10 s of
+	// wall time on one idle core.
+	if cpu > 10*time.Second {
+		t.Errorf("merging %d facts files took %s of CPU, want under 10 s", scaleRanks, cpu)
 	}
 	if rss > 1<<30 {
 		t.Errorf("merging %d facts files peaked at %d MB, want under 1 GB", scaleRanks, rss>>20)
