@@ -131,7 +131,7 @@ func HTML(w io.Writer, r *engine.Result) error {
 	}
 	foc := focusRanks(r, rankTable(r))
 	views := shownViews(buildViews(r), foc)
-	page := htmlPage{Many: len(views) > 1, Ranks: foc.Rows, RanksTotal: len(foc.Rows) + foc.Hidden, RanksHidden: foc.HiddenLine(), Notes: r.Notes, Skipped: r.Skipped, About: buildAbout(r.About), RuleErrors: ruleErrorViews(r)}
+	page := htmlPage{Many: len(views) > 1 || foc.Hidden > 0, Ranks: foc.Rows, RanksTotal: len(foc.Rows) + foc.Hidden, RanksHidden: foc.HiddenLine(), Notes: r.Notes, Skipped: r.Skipped, About: buildAbout(r.About), RuleErrors: ruleErrorViews(r)}
 	page.RuleErrorsHeading = ruleErrorsHeading(len(page.RuleErrors))
 	docSeen := map[string]bool{}
 	for _, v := range views {

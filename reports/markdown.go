@@ -117,7 +117,8 @@ func renderMarkdown(views []traceView, foc rankFocus, notes []string, skipped []
 		b.WriteString("No traces were analysed.\n")
 		return b.String()
 	}
-	if len(views) > 1 {
+	many := len(views) > 1 || foc.Hidden > 0 // a section per trace, a list of them first
+	if many {
 		if foc.Hidden > 0 {
 			fmt.Fprintf(&b, "%d traces analysed; the %d ranks below are shown in full.\n\n", len(views)+foc.Hidden, len(views))
 		} else {
@@ -137,7 +138,7 @@ func renderMarkdown(views []traceView, foc rankFocus, notes []string, skipped []
 		mdRankTable(&b, foc)
 	}
 	for _, v := range views {
-		mdTrace(&b, v, lim, len(views) > 1)
+		mdTrace(&b, v, lim, many)
 	}
 	return b.String()
 }
