@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -19,13 +21,17 @@ import (
 
 	"github.com/stepdoctor/stepdoctor/engine/facts"
 	"github.com/stepdoctor/stepdoctor/engine/trace"
+	"github.com/stepdoctor/stepdoctor/internal/objstore"
 	"github.com/stepdoctor/stepdoctor/rules"
 )
 
 // Options configures Analyze.
 type Options struct {
-	// Paths are trace files (.json, .json.gz), directories as written by
-	// torch.profiler.tensorboard_trace_handler, or "-" for stdin.
+	// Paths are trace files (.json, .json.gz), facts files (.jsonl),
+	// directories as written by torch.profiler.tensorboard_trace_handler
+	// (or directories of facts files), "-" for stdin, or the same as
+	// object-storage URLs: s3://, gs://, azblob:// or file:// naming an
+	// object or a prefix listed like a directory (internal/objstore).
 	Paths []string
 	// Rules is the rule set to evaluate (rules.Load); nil means the
 	// built-in pack.
@@ -60,7 +66,9 @@ func (e *InputError) Unwrap() error { return e.Err }
 // Analyze reads every trace, derives its facts and evaluates the rules.
 // Files are read in parallel, one per core; the Result keeps input order.
 func Analyze(ctx context.Context, opts Options) (*Result, error) {
-	files, fromDir, scanSkipped, err := expand(opts.Paths)
+	store := &objstore.Store{}
+	defer store.Close()
+	files, scanSkipped, err := expand(ctx, store, opts.Paths)
 	if err != nil {
 		return nil, &InputError{err}
 	}
@@ -85,8 +93,8 @@ func Analyze(ctx context.Context, opts Options) (*Result, error) {
 	mem := semaphore.NewWeighted(budget)
 	cores := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
-	for i, path := range files {
-		w := min(estimateMemory(path), budget)
+	for i, in := range files {
+		w := min(estimateMemory(in), budget)
 		if err := mem.Acquire(ctx, w); err != nil {
 			errs[i] = err
 			break
@@ -97,7 +105,7 @@ func Analyze(ctx context.Context, opts Options) (*Result, error) {
 			defer wg.Done()
 			defer func() { <-cores; mem.Release(w) }()
 			var ft FileTiming
-			loaded[i], errs[i] = load(path, stdin, cfg, prog, &ft)
+			loaded[i], errs[i] = load(ctx, store, in.path, stdin, cfg, prog, &ft)
 			if opts.Loaded != nil && errs[i] == nil {
 				opts.Loaded(ft)
 			}
@@ -110,8 +118,8 @@ func Analyze(ctx context.Context, opts Options) (*Result, error) {
 	res := &Result{SchemaVersion: ResultSchemaVersion, Skipped: scanSkipped}
 	for i := range files {
 		var ie *InputError
-		if errs[i] != nil && fromDir[i] && errors.As(errs[i], &ie) {
-			res.Skipped = append(res.Skipped, Skipped{Path: files[i], Reason: errs[i].Error()})
+		if errs[i] != nil && files[i].fromDir && errors.As(errs[i], &ie) {
+			res.Skipped = append(res.Skipped, Skipped{Path: files[i].path, Reason: errs[i].Error()})
 			errs[i] = nil
 			continue
 		}
@@ -129,9 +137,29 @@ func Analyze(ctx context.Context, opts Options) (*Result, error) {
 		res.Notes = append(res.Notes, note)
 	}
 	if set != nil {
-		for _, tr := range res.Traces {
-			tr.Findings, tr.NotEvaluated, err = set.Evaluate(ctx, tr.Facts)
-			if err != nil {
+		// The traces are evaluated in parallel, one per core (a job of a
+		// thousand ranks merged from facts files spends most of its time
+		// here); errors are listed in input order.
+		evalErrs := make([]error, len(res.Traces))
+		work := make(chan int)
+		var ewg sync.WaitGroup
+		for range min(runtime.GOMAXPROCS(0), len(res.Traces)) {
+			ewg.Add(1)
+			go func() {
+				defer ewg.Done()
+				for i := range work {
+					tr := res.Traces[i]
+					tr.Findings, tr.NotEvaluated, evalErrs[i] = set.Evaluate(ctx, tr.Facts)
+				}
+			}()
+		}
+		for i := range res.Traces {
+			work <- i
+		}
+		close(work)
+		ewg.Wait()
+		for i, tr := range res.Traces {
+			if err := evalErrs[i]; err != nil {
 				if ctx.Err() != nil {
 					return nil, fmt.Errorf("evaluate rules on %s: %w", tr.Input.Path, err)
 				}
@@ -175,18 +203,18 @@ type FileTiming struct {
 
 // load reads one input: a facts file (several traces) or a trace, and
 // fills ft.
-func load(path string, stdin io.Reader, cfg facts.Config, prog *progress, ft *FileTiming) ([]*TraceResult, error) {
+func load(ctx context.Context, store *objstore.Store, path string, stdin io.Reader, cfg facts.Config, prog *progress, ft *FileTiming) ([]*TraceResult, error) {
 	start := time.Now()
 	ft.Path = path
 	if IsFactsFile(path) {
-		trs, err := readFactsFile(path, stdin)
+		trs, err := readFactsFile(ctx, store, path, stdin)
 		ft.Read = time.Since(start)
 		if err != nil {
 			return nil, &InputError{err}
 		}
 		return trs, nil
 	}
-	t, err := readTrace(path, stdin, prog)
+	t, err := readTrace(ctx, store, path, stdin, prog)
 	ft.Read = time.Since(start)
 	if err != nil {
 		return nil, &InputError{err}
@@ -204,14 +232,15 @@ func load(path string, stdin io.Reader, cfg facts.Config, prog *progress, ft *Fi
 	}}, nil
 }
 
-// readTrace opens and parses one trace file ("-" reads stdin).
-func readTrace(path string, stdin io.Reader, prog *progress) (*trace.Trace, error) {
+// readTrace opens and parses one trace file ("-" reads stdin, a URL is
+// streamed from its store).
+func readTrace(ctx context.Context, store *objstore.Store, path string, stdin io.Reader, prog *progress) (*trace.Trace, error) {
 	if path == "-" {
 		return trace.Parse(stdin, "<stdin>")
 	}
-	f, err := os.Open(path)
+	f, err := openInput(ctx, store, path)
 	if err != nil {
-		return nil, fmt.Errorf("open trace: %w", err)
+		return nil, fmt.Errorf("open trace%s: %w", urlName(path), err)
 	}
 	defer f.Close()
 	var r io.Reader = f
@@ -221,12 +250,57 @@ func readTrace(path string, stdin io.Reader, prog *progress) (*trace.Trace, erro
 	return trace.Parse(r, path)
 }
 
+// sizedReader is an open input that tells its size.
+type sizedReader interface {
+	io.ReadCloser
+	Size() int64
+}
+
+// localFile is an *os.File with the Size the trace reader asks for.
+type localFile struct{ *os.File }
+
+func (f localFile) Size() int64 {
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		return st.Size()
+	}
+	return 0
+}
+
+// urlName is " URL" for a URL, whose store's errors name only the key,
+// and "" for a local path, whose errors name it.
+func urlName(path string) string {
+	if objstore.IsURL(path) {
+		return " " + path
+	}
+	return ""
+}
+
+// openInput opens a local file, or streams an object-storage URL.
+func openInput(ctx context.Context, store *objstore.Store, path string) (sizedReader, error) {
+	if objstore.IsURL(path) {
+		return store.Open(ctx, path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return localFile{f}, nil
+}
+
 // ExpandPaths turns the command-line paths into trace files: files as
 // given, directories to every *.json and *.json.gz below them (sorted by
-// path), "-" kept for stdin (at most once).
+// path; a directory with none of those to its *.jsonl facts files), "-"
+// kept for stdin (at most once), URLs of objects as given and URL
+// prefixes listed like directories.
 func ExpandPaths(paths []string) ([]string, error) {
-	files, _, _, err := expand(paths)
-	return files, err
+	store := &objstore.Store{}
+	defer store.Close()
+	files, _, err := expand(context.Background(), store, paths)
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = f.path
+	}
+	return out, err
 }
 
 // IsTraceName reports whether a directory scan reads a file of this name
@@ -235,42 +309,124 @@ func IsTraceName(name string) bool {
 	return strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".json.gz")
 }
 
-func expand(paths []string) (files []string, fromDir []bool, skipped []Skipped, err error) {
+// IsScanName reports whether a directory scan may read a file of this
+// name: a trace, or a facts file when the directory holds no trace.
+func IsScanName(name string) bool { return IsTraceName(name) || IsFactsFile(name) }
+
+// inputFile is one file Analyze reads.
+type inputFile struct {
+	path    string
+	size    int64 // bytes on disk or in the store; -1 when unknown (stdin)
+	fromDir bool  // found by a directory or prefix scan
+}
+
+// scanNames picks, from a directory's file names, what it reads: its
+// traces, else its facts files (the reduce step of docs/scale.md reads a
+// prefix of facts files). A directory holding both reads the traces only,
+// so no trace is counted twice.
+func scanNames(names []string) (keep []bool, any bool) {
+	keep = make([]bool, len(names))
+	for pass, match := range []func(string) bool{IsTraceName, IsFactsFile} {
+		for i, n := range names {
+			if match(n) {
+				keep[i], any = true, true
+			}
+		}
+		if any || pass == 1 {
+			break
+		}
+	}
+	return keep, any
+}
+
+func expand(ctx context.Context, store *objstore.Store, paths []string) (files []inputFile, skipped []Skipped, err error) {
 	if len(paths) == 0 {
-		return nil, nil, nil, errors.New("no trace given: pass a trace file, a directory of traces, or - for stdin")
+		return nil, nil, errors.New("no trace given: pass a trace file, a directory of traces, or - for stdin")
 	}
 	stdin := false
 	for _, p := range paths {
 		if p == "-" {
 			if stdin {
-				return nil, nil, nil, errors.New("parse paths: - (stdin) given more than once")
+				return nil, nil, errors.New("parse paths: - (stdin) given more than once")
 			}
 			stdin = true
-			files, fromDir = append(files, p), append(fromDir, false)
+			files = append(files, inputFile{path: p, size: -1})
+			continue
+		}
+		if objstore.IsURL(p) {
+			found, err := expandURL(ctx, store, p)
+			if err != nil {
+				return nil, nil, err
+			}
+			files = append(files, found...)
 			continue
 		}
 		st, err := os.Stat(p)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("open trace: %w", err)
+			return nil, nil, fmt.Errorf("open trace: %w", err)
 		}
 		if !st.IsDir() {
-			files, fromDir = append(files, p), append(fromDir, false)
+			files = append(files, inputFile{path: p, size: st.Size()})
 			continue
 		}
-		found, skips, err := scanDir(p, nil, IsTraceName)
+		found, skips, err := scanDir(p, nil, IsScanName)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("read trace directory: %w", err)
+			return nil, nil, fmt.Errorf("read trace directory: %w", err)
 		}
 		skipped = append(skipped, skips...)
-		if len(found) == 0 {
-			return nil, nil, nil, fmt.Errorf("read trace directory %s: no *.json or *.json.gz traces in it", p)
+		names := make([]string, len(found))
+		for i, f := range found {
+			names[i] = filepath.Base(f)
 		}
-		sort.Strings(found)
-		for _, f := range found {
-			files, fromDir = append(files, f), append(fromDir, true)
+		keep, any := scanNames(names)
+		if !any {
+			return nil, nil, fmt.Errorf("read trace directory %s: no *.json or *.json.gz traces (or *.jsonl facts files) in it", p)
+		}
+		var dir []inputFile
+		for i, f := range found {
+			if keep[i] {
+				size := int64(-1)
+				if st, err := os.Stat(f); err == nil {
+					size = st.Size()
+				}
+				dir = append(dir, inputFile{path: f, size: size, fromDir: true})
+			}
+		}
+		sort.Slice(dir, func(i, j int) bool { return dir[i].path < dir[j].path })
+		files = append(files, dir...)
+	}
+	return files, skipped, nil
+}
+
+// expandURL resolves one URL: the object it names, else the prefix below
+// it, listed like a directory (the same file names as scanDir reads).
+func expandURL(ctx context.Context, store *objstore.Store, p string) ([]inputFile, error) {
+	obj, ok, err := store.Stat(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("open trace: %w", err)
+	}
+	if ok {
+		return []inputFile{{path: p, size: obj.Size}}, nil
+	}
+	found, err := store.List(ctx, p, IsScanName)
+	if err != nil {
+		return nil, fmt.Errorf("read trace prefix: %w", err)
+	}
+	if len(found) == 0 {
+		return nil, fmt.Errorf("open trace %s: no such object, and no *.json, *.json.gz or *.jsonl objects below it", p)
+	}
+	names := make([]string, len(found))
+	for i, o := range found {
+		names[i] = path.Base(o.Key)
+	}
+	keep, _ := scanNames(names)
+	var out []inputFile
+	for i, o := range found {
+		if keep[i] {
+			out = append(out, inputFile{path: o.URL, size: o.Size, fromDir: true})
 		}
 	}
-	return files, fromDir, skipped, nil
+	return out, nil
 }
 
 // crossChecks warns when damage and facts together mean the numbers are

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stepdoctor/stepdoctor/internal/objstore"
 	"github.com/stepdoctor/stepdoctor/rules"
 
 	"github.com/stepdoctor/stepdoctor/engine/trace/tracetest"
@@ -43,6 +44,51 @@ func TestExpandPaths(t *testing.T) {
 	}
 	if _, err := ExpandPaths([]string{"-", "-"}); err == nil {
 		t.Error("stdin twice: want an error")
+	}
+}
+
+// A directory or URL prefix is read for its traces, else for its facts
+// files; a URL's listed objects carry their sizes, which the memory budget
+// and progress use as a local file's size on disk.
+func TestExpandFactsAndURLs(t *testing.T) {
+	dir := t.TempDir()
+	write := func(rel string, n int) {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(strings.Repeat("x", n)), 0o644)
+	}
+	write("facts/rank1.jsonl", 10)
+	write("facts/rank0.jsonl", 20)
+	write("mixed/rank0.jsonl", 1)
+	write("mixed/t/rank0.pt.trace.json.gz", 300)
+	store := &objstore.Store{}
+	defer store.Close()
+	url := "file://" + filepath.ToSlash(dir)
+	for _, c := range []struct {
+		path string
+		want []inputFile
+	}{
+		{filepath.Join(dir, "facts"), []inputFile{{filepath.Join(dir, "facts", "rank0.jsonl"), 20, true}, {filepath.Join(dir, "facts", "rank1.jsonl"), 10, true}}},
+		{filepath.Join(dir, "mixed"), []inputFile{{filepath.Join(dir, "mixed", "t", "rank0.pt.trace.json.gz"), 300, true}}},
+		{url + "/facts/", []inputFile{{url + "/facts/rank0.jsonl", 20, true}, {url + "/facts/rank1.jsonl", 10, true}}},
+		{url + "/mixed", []inputFile{{url + "/mixed/t/rank0.pt.trace.json.gz", 300, true}}},
+		{url + "/facts/rank1.jsonl", []inputFile{{url + "/facts/rank1.jsonl", 10, false}}},
+	} {
+		got, _, err := expand(context.Background(), store, []string{c.path})
+		if err != nil {
+			t.Errorf("%s: %v", c.path, err)
+			continue
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%s: got %v, want %v", c.path, got, c.want)
+		}
+	}
+	gz := inputFile{url + "/mixed/t/rank0.pt.trace.json.gz", 300, true}
+	if got, want := estimateMemory(gz), int64(300*gzipInflation*memPerJSONByte)+64<<20; got != want {
+		t.Errorf("memory estimate of a 300-byte .gz object: %d, want %d", got, want)
+	}
+	if _, _, err := expand(context.Background(), store, []string{url + "/none/"}); err == nil || !strings.Contains(err.Error(), url+"/none/") {
+		t.Errorf("empty prefix: err = %v, want one naming the URL", err)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"github.com/stepdoctor/stepdoctor/internal/objstore"
 )
 
 // Memory estimates for the parallel-read budget. The reader keeps 0.2 to
@@ -19,14 +21,14 @@ const (
 	fallbackBudget = 4 << 30
 )
 
-// estimateMemory is the expected peak memory of reading path, in bytes.
-func estimateMemory(path string) int64 {
-	st, err := os.Stat(path)
-	if err != nil || path == "-" {
+// estimateMemory is the expected peak memory of reading in, in bytes,
+// from its size on disk or in its object store.
+func estimateMemory(in inputFile) int64 {
+	if in.size < 0 {
 		return 64 << 20
 	}
-	size := float64(st.Size())
-	if strings.HasSuffix(path, ".gz") {
+	size := float64(in.size)
+	if strings.HasSuffix(objstore.Name(in.path), ".gz") {
 		size *= gzipInflation
 	}
 	return int64(size*memPerJSONByte) + 64<<20
@@ -57,14 +59,14 @@ type progress struct {
 	report      func(read, total int64)
 }
 
-func newProgress(files []string, report func(read, total int64)) *progress {
+func newProgress(files []inputFile, report func(read, total int64)) *progress {
 	if report == nil {
 		return nil
 	}
 	p := &progress{report: report}
 	for _, f := range files {
-		if st, err := os.Stat(f); err == nil && f != "-" {
-			p.total.Add(st.Size())
+		if f.size > 0 {
+			p.total.Add(f.size)
 		}
 	}
 	return p
@@ -72,18 +74,13 @@ func newProgress(files []string, report func(read, total int64)) *progress {
 
 // countingReader reports progress every 4 MiB read.
 type countingReader struct {
-	r       *os.File
+	r       sizedReader
 	p       *progress
 	pending int64
 }
 
-// Size is the file's size, so the reader can size its event store.
-func (c *countingReader) Size() int64 {
-	if st, err := c.r.Stat(); err == nil && st.Mode().IsRegular() {
-		return st.Size()
-	}
-	return 0
-}
+// Size is the input's size, so the reader can size its event store.
+func (c *countingReader) Size() int64 { return c.r.Size() }
 
 func (c *countingReader) Read(b []byte) (int, error) {
 	n, err := c.r.Read(b)

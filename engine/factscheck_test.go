@@ -35,7 +35,7 @@ func TestFactsFileRangeChecked(t *testing.T) {
 		}
 		return f
 	}
-	if _, err := readFactsFile(write(good), nil); err != nil {
+	if _, err := readFactsFile(context.Background(), nil, write(good), nil); err != nil {
 		t.Fatalf("facts as written: %v", err)
 	}
 	set := func(key, val string) string {
@@ -54,14 +54,14 @@ func TestFactsFileRangeChecked(t *testing.T) {
 		{"window_us", "1e999", "window_us"},
 	} {
 		f := write(set(tt.key, tt.val))
-		_, err := readFactsFile(f, nil)
+		_, err := readFactsFile(context.Background(), nil, f, nil)
 		if err == nil || !strings.Contains(err.Error(), "read facts file "+f+" line 2") || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s = %s: got %v, want an error naming the file, line 2 and %q", tt.key, tt.val, err, tt.want)
 		}
 	}
 	// Rounding slack and the facts allowed past 1 or below 0 load.
 	for _, kv := range [][2]string{{"gpu_idle_ratio", "1.0000000001"}, {"step_time_cv", "1.7"}} {
-		if _, err := readFactsFile(write(set(kv[0], kv[1])), nil); err != nil {
+		if _, err := readFactsFile(context.Background(), nil, write(set(kv[0], kv[1])), nil); err != nil {
 			t.Errorf("%s = %s: %v", kv[0], kv[1], err)
 		}
 	}

@@ -2,14 +2,15 @@ package engine
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/stepdoctor/stepdoctor/engine/facts"
 	"github.com/stepdoctor/stepdoctor/engine/trace"
+	"github.com/stepdoctor/stepdoctor/internal/objstore"
 )
 
 // Facts files
@@ -21,7 +22,7 @@ import (
 // merged on one machine: the report equals the one made from the traces.
 
 // IsFactsFile reports whether path names a facts file (JSON Lines).
-func IsFactsFile(path string) bool { return strings.HasSuffix(path, ".jsonl") }
+func IsFactsFile(path string) bool { return strings.HasSuffix(objstore.Name(path), ".jsonl") }
 
 // FactsLine renders one trace's facts as a JSON Lines record (sorted keys,
 // no newline).
@@ -52,12 +53,12 @@ type factsLine struct {
 // readFactsFile loads every line of a facts file as a TraceResult (facts
 // and health; findings are evaluated afterwards). Errors name the file and
 // line.
-func readFactsFile(path string, stdin io.Reader) ([]*TraceResult, error) {
+func readFactsFile(ctx context.Context, store *objstore.Store, path string, stdin io.Reader) ([]*TraceResult, error) {
 	var r io.Reader = stdin
 	if path != "-" {
-		f, err := os.Open(path)
+		f, err := openInput(ctx, store, path)
 		if err != nil {
-			return nil, fmt.Errorf("open facts file: %w", err)
+			return nil, fmt.Errorf("open facts file%s: %w", urlName(path), err)
 		}
 		defer f.Close()
 		r = f

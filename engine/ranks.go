@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/stepdoctor/stepdoctor/engine/facts"
+	"github.com/stepdoctor/stepdoctor/internal/objstore"
 )
 
 // Rank sources, in the order they are tried.
@@ -38,7 +39,7 @@ func assignRanks(trs []*TraceResult) (ranks bool, note string) {
 		} else {
 			seenInfo[*r] = tr.Input.Path
 		}
-		m := rankInName.FindStringSubmatch(filepath.Base(tr.Input.Path))
+		m := rankInName.FindStringSubmatch(filepath.Base(objstore.Name(tr.Input.Path)))
 		if m == nil {
 			fromName = false
 			continue

@@ -33,12 +33,16 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 
 // htmlPage is what the template renders.
 type htmlPage struct {
-	Traces  []htmlTrace
-	Many    bool
-	Ranks   []rankRow // per-rank table when ranks were analyzed together
-	Notes   []string
-	Skipped []engine.Skipped
-	About   aboutView
+	Traces []htmlTrace
+	Many   bool
+	Ranks  []rankRow // per-rank table when ranks were analyzed together
+	// RanksTotal counts every rank; RanksHidden says which ranks the
+	// table and the sections leave out ("" when none).
+	RanksTotal  int
+	RanksHidden string
+	Notes       []string
+	Skipped     []engine.Skipped
+	About       aboutView
 	// RuleErrors are the failed rules; RuleErrorsHeading introduces them.
 	RuleErrors        []ruleErrorView
 	RuleErrorsHeading string
@@ -128,8 +132,9 @@ func HTML(w io.Writer, r *engine.Result) error {
 	if r == nil {
 		return fmt.Errorf("render html: %w", errNilResult)
 	}
-	views := buildViews(r)
-	page := htmlPage{Many: len(views) > 1, Ranks: rankTable(r), Notes: r.Notes, Skipped: r.Skipped, About: buildAbout(r.About), RuleErrors: ruleErrorViews(r)}
+	foc := focusRanks(r, rankTable(r))
+	views := shownViews(buildViews(r), foc)
+	page := htmlPage{Many: len(views) > 1 || foc.Hidden > 0, Ranks: foc.Rows, RanksTotal: len(foc.Rows) + foc.Hidden, RanksHidden: foc.HiddenLine(), Notes: r.Notes, Skipped: r.Skipped, About: buildAbout(r.About), RuleErrors: ruleErrorViews(r)}
 	page.RuleErrorsHeading = ruleErrorsHeading(len(page.RuleErrors))
 	docSeen := map[string]bool{}
 	for _, v := range views {

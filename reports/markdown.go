@@ -54,13 +54,13 @@ func Markdown(w io.Writer, r *engine.Result) error {
 	if r == nil {
 		return fmt.Errorf("render markdown: %w", errNilResult)
 	}
-	views := buildViews(r)
-	ranks := rankTable(r)
+	foc := focusRanks(r, rankTable(r))
+	views := shownViews(buildViews(r), foc)
 	about := buildAbout(r.About)
 	limit := MarkdownLimit - len(about.markdownFooter(""))
 	var out string
 	for i, lim := range mdLevels {
-		out = renderMarkdown(views, ranks, r.Notes, r.Skipped, ruleErrorViews(r), lim, i > 0)
+		out = renderMarkdown(views, foc, r.Notes, r.Skipped, ruleErrorViews(r), lim, i > 0)
 		if len(out) <= limit {
 			break
 		}
@@ -86,7 +86,7 @@ func cutMarkdown(s string, max int) string {
 	return s[:cut] + note
 }
 
-func renderMarkdown(views []traceView, ranks []rankRow, notes []string, skipped []engine.Skipped, ruleErrs []ruleErrorView, lim mdLimits, reduced bool) string {
+func renderMarkdown(views []traceView, foc rankFocus, notes []string, skipped []engine.Skipped, ruleErrs []ruleErrorView, lim mdLimits, reduced bool) string {
 	var b strings.Builder
 	b.WriteString("# stepdoctor report\n\n")
 	for _, n := range notes {
@@ -117,8 +117,13 @@ func renderMarkdown(views []traceView, ranks []rankRow, notes []string, skipped 
 		b.WriteString("No traces were analysed.\n")
 		return b.String()
 	}
-	if len(views) > 1 {
-		fmt.Fprintf(&b, "%d traces analysed.\n\n", len(views))
+	many := len(views) > 1 || foc.Hidden > 0 // a section per trace, a list of them first
+	if many {
+		if foc.Hidden > 0 {
+			fmt.Fprintf(&b, "%d traces analysed; the %d ranks below are shown in full.\n\n", len(views)+foc.Hidden, len(views))
+		} else {
+			fmt.Fprintf(&b, "%d traces analysed.\n\n", len(views))
+		}
 		b.WriteString("| # | Input | Rank | Findings | Verdict |\n|---:|---|---|---:|---|\n")
 		for _, v := range views {
 			rank := v.Rank
@@ -129,11 +134,11 @@ func renderMarkdown(views []traceView, ranks []rankRow, notes []string, skipped 
 		}
 		b.WriteString("\n")
 	}
-	if len(ranks) > 0 {
-		mdRankTable(&b, ranks)
+	if len(foc.Rows) > 0 {
+		mdRankTable(&b, foc)
 	}
 	for _, v := range views {
-		mdTrace(&b, v, lim, len(views) > 1)
+		mdTrace(&b, v, lim, many)
 	}
 	return b.String()
 }

@@ -2,6 +2,8 @@ package reports
 
 import (
 	"fmt"
+	"math"
+	"sort"
 	"strings"
 
 	"github.com/stepdoctor/stepdoctor/engine"
@@ -29,6 +31,141 @@ type rankRow struct {
 	Exposed, LastArrival string
 	Straggler            bool
 	Findings             int
+	// Typical marks the median rank, shown beside the outliers of a large
+	// job; dev is the largest distance from the median (0..), for ordering.
+	Typical bool
+	dev     float64
+}
+
+// Large jobs: above manyRanks ranks the reports (text, Markdown, HTML)
+// show the outlier ranks, at most maxShownRanks by distance from the
+// median with the straggler first, and the median rank; the others are
+// counted, and their findings summed up by rule. The JSON report keeps
+// every rank.
+const (
+	manyRanks     = 16
+	maxShownRanks = 12
+)
+
+// rankFocus is what a report shows of the ranks.
+type rankFocus struct {
+	Rows []rankRow // the rank table's rows, in rank order
+	// Hidden is the count of ranks left out; HiddenFindings their findings
+	// by rule, most ranks first.
+	Hidden         int
+	HiddenFindings []hiddenFinding
+	show           map[int]bool // Result.Traces indexes shown; nil: all
+}
+
+// hiddenFinding is one rule that fired on ranks left out of a report.
+type hiddenFinding struct {
+	Rule, Title string
+	Ranks       int
+}
+
+// Shows reports whether the trace at index i gets its section.
+func (f rankFocus) Shows(i int) bool { return f.show == nil || f.show[i] }
+
+// HiddenLine says what was left out, or "" when nothing was.
+func (f rankFocus) HiddenLine() string {
+	if f.Hidden == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("%d more ranks are within %.0f%% of the median on every column and are not the straggler; the JSON report has every rank.", f.Hidden, 100*outlierBand)
+	if len(f.HiddenFindings) > 0 {
+		var parts []string
+		for _, h := range f.HiddenFindings {
+			parts = append(parts, fmt.Sprintf("%s on %d", h.Title, h.Ranks))
+		}
+		s += " Their findings: " + strings.Join(parts, ", ") + "."
+	}
+	return s
+}
+
+// focusRanks picks the ranks a report shows (all of them up to
+// manyRanks).
+func focusRanks(r *engine.Result, rows []rankRow) rankFocus {
+	if len(rows) <= manyRanks {
+		return rankFocus{Rows: rows}
+	}
+	order := make([]int, 0, len(rows))
+	for i, row := range rows {
+		if row.Straggler || row.StepOut || row.ComputeOut || row.CommOut {
+			order = append(order, i)
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		ra, rb := rows[order[a]], rows[order[b]]
+		if ra.Straggler != rb.Straggler {
+			return ra.Straggler
+		}
+		return ra.dev > rb.dev
+	})
+	order = order[:min(len(order), maxShownRanks)]
+	// The median rank by mean step time, as the typical one.
+	byStep := make([]int, len(rows))
+	for i := range byStep {
+		byStep[i] = i
+	}
+	step := func(i int) float64 {
+		if f := r.Traces[rows[i].Index].Facts; f != nil && f.StepTimeUS != nil {
+			return f.StepTimeUS.Mean
+		}
+		return 0
+	}
+	sort.SliceStable(byStep, func(a, b int) bool { return step(byStep[a]) < step(byStep[b]) })
+	med := byStep[(len(byStep)-1)/2]
+	picked := map[int]bool{}
+	for _, i := range order {
+		picked[i] = true
+	}
+	picked[med] = true
+	foc := rankFocus{show: map[int]bool{}}
+	hidden := map[string]*hiddenFinding{}
+	for i, row := range rows {
+		if !picked[i] {
+			foc.Hidden++
+			seen := map[string]bool{}
+			for _, fd := range r.Traces[row.Index].Findings {
+				if seen[fd.Rule] {
+					continue
+				}
+				seen[fd.Rule] = true
+				h := hidden[fd.Rule]
+				if h == nil {
+					h = &hiddenFinding{Rule: fd.Rule, Title: fd.Title}
+					hidden[fd.Rule] = h
+				}
+				h.Ranks++
+			}
+			continue
+		}
+		row.Typical = i == med
+		foc.Rows = append(foc.Rows, row)
+		foc.show[row.Index] = true
+	}
+	for _, h := range hidden {
+		foc.HiddenFindings = append(foc.HiddenFindings, *h)
+	}
+	sort.Slice(foc.HiddenFindings, func(a, b int) bool {
+		x, y := foc.HiddenFindings[a], foc.HiddenFindings[b]
+		if x.Ranks != y.Ranks {
+			return x.Ranks > y.Ranks
+		}
+		return x.Rule < y.Rule
+	})
+	return foc
+}
+
+// dev is the largest distance of a ratio to the median from 1.
+func dev(rs ...*float64) float64 {
+	d := 0.0
+	for _, r := range rs {
+		if r != nil && !math.IsNaN(*r) {
+			d = max(d, math.Abs(*r-1))
+		}
+	}
+	return d
 }
 
 // rankTable returns the rows when the result holds two or more ranks
@@ -55,6 +192,7 @@ func rankTable(r *engine.Result) []rankRow {
 		row.Exposed = pctOrNull(f.ExposedCommRatio)
 		row.LastArrival = pctOrNull(f.RankLastArrivalRatio)
 		row.Straggler = f.RankStraggler != nil && *f.RankStraggler
+		row.dev = dev(f.RankStepTimeOverMedian, f.RankComputeOverMedian, f.RankCommOverMedian)
 		rows = append(rows, row)
 	}
 	return rows
@@ -85,9 +223,10 @@ func relCell(f *facts.Facts, ratio, rel *float64) (string, bool) {
 
 // mdRankTable writes the per-rank table in Markdown; outliers are bold and
 // the straggler is named.
-func mdRankTable(b *strings.Builder, rows []rankRow) {
+func mdRankTable(b *strings.Builder, foc rankFocus) {
+	rows := foc.Rows
 	src := rows[0].Source
-	fmt.Fprintf(b, "### Ranks (%d, identity from %s)\n\n", len(rows), mdText(src))
+	fmt.Fprintf(b, "### Ranks (%d, identity from %s)\n\n", len(rows)+foc.Hidden, mdText(src))
 	b.WriteString("Values 10% or more away from the median rank are **bold**; the straggler is the rank the others wait for at collectives.\n\n")
 	b.WriteString("| Rank | Mean step | GPU busy | Compute / step | Communication / step | Exposed comm | Last at collectives | Findings |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	bold := func(s string, on bool) string {
@@ -101,7 +240,27 @@ func mdRankTable(b *strings.Builder, rows []rankRow) {
 		if r.Straggler {
 			rank += " ⚠ straggler"
 		}
+		if r.Typical {
+			rank += " (median)"
+		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %d |\n", rank, bold(r.StepMean, r.StepOut), r.Busy, bold(r.Compute, r.ComputeOut), bold(r.Comm, r.CommOut), r.Exposed, r.LastArrival, r.Findings)
 	}
 	b.WriteString("\n")
+	if line := foc.HiddenLine(); line != "" {
+		b.WriteString(mdText(line) + "\n\n")
+	}
+}
+
+// shownViews keeps the views of the traces foc shows.
+func shownViews(views []traceView, foc rankFocus) []traceView {
+	if foc.show == nil {
+		return views
+	}
+	out := views[:0:0]
+	for _, v := range views {
+		if foc.Shows(v.Index) {
+			out = append(out, v)
+		}
+	}
+	return out
 }

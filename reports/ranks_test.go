@@ -2,6 +2,8 @@ package reports
 
 import (
 	"io"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -75,5 +77,67 @@ func TestManyTracesHTMLCollapsed(t *testing.T) {
 	h1 := string(render(t, HTML, one))
 	if strings.Contains(h1, `class="trace-fold"`) || strings.Contains(h1, "rule-doc-") || !strings.Contains(h1, "<strong>slowest</strong>") {
 		t.Error("single trace report folded or lost its doc")
+	}
+}
+
+// manyRanks builds n ranks: rank n-1 is the straggler, rank 3 computes
+// 30% over the median, the rest sit at the median; every rank has the
+// finding exposed-communication.
+func manyRanksResult(n int) *engine.Result {
+	r := &engine.Result{SchemaVersion: engine.ResultSchemaVersion}
+	count := int64(n)
+	for i := 0; i < n; i++ {
+		rank := int64(i)
+		straggler := i == n-1
+		rel := 1.0
+		if i == 3 {
+			rel = 1.3
+		}
+		r.Traces = append(r.Traces, &engine.TraceResult{
+			Input: engine.Input{Path: "rank" + strconv.Itoa(i) + ".json"}, Rank: &rank, RankSource: engine.RankFromDistributedInfo,
+			Facts: &facts.Facts{SchemaVersion: facts.SchemaVersion, StepsCount: 2, WindowUS: 20000, HasSteps: true,
+				StepTimeUS: &facts.StepStats{Mean: 10000 + float64(i%5)}, RankCount: &count, ComputeKernelTimeRatio: f64(0.4 * rel),
+				RankComputeOverMedian: f64(rel), RankStepTimeOverMedian: f64(1), RankLastArrivalRatio: f64(map[bool]float64{true: 1}[straggler]),
+				RankStraggler: &straggler},
+			Findings: []rules.Finding{{Rule: "exposed-communication", Title: "Communication not hidden behind compute", Severity: rules.SeverityHigh, Impact: 0.3, Confidence: rules.Confirmed}},
+		})
+	}
+	return r
+}
+
+// TestManyRanksShowOutliers: above manyRanks ranks every report shows the
+// straggler, the outlier ranks and the median rank, counts the rest and
+// sums up their findings; the JSON report keeps every rank.
+func TestManyRanksShowOutliers(t *testing.T) {
+	r := manyRanksResult(200)
+	md := string(render(t, Markdown, r))
+	rows := regexp.MustCompile(`(?m)^\| \d+[^|]* \| \d`).FindAllString(md, -1)
+	if len(rows) != 3 {
+		t.Errorf("Markdown rank table rows %q: want the straggler, rank 3 and the median rank", rows)
+	}
+	for _, want := range []string{"### Ranks (200,", "| 199 ⚠ straggler |", "| 3 |", "(median)", "197 more ranks are within 10% of the median", "Communication not hidden behind compute on 197", "200 traces analysed; the 3 ranks below are shown in full."} {
+		if !strings.Contains(md, want) {
+			t.Errorf("Markdown lacks %q", want)
+		}
+	}
+	if n := strings.Count(md, "\n## Trace "); n != 3 {
+		t.Errorf("Markdown has %d trace sections, want 3", n)
+	}
+	h := string(render(t, HTML, r))
+	if n := strings.Count(h, `<details class="trace-fold"`); n != 3 || !strings.Contains(h, "197 more ranks") || !strings.Contains(h, "Ranks (200,") {
+		t.Errorf("HTML: %d rank sections (want 3), or no count of the rest", n)
+	}
+	txt := string(render(t, func(w io.Writer, r *engine.Result) error { return Text(w, r, Terminal{}) }, r))
+	if !strings.Contains(txt, "200 ranks") || !strings.Contains(txt, "197 more ranks") || strings.Count(txt, "rank150.json") != 0 {
+		t.Errorf("text report does not focus on the outliers:\n%s", txt)
+	}
+	js := string(render(t, JSON, r))
+	if !strings.Contains(js, "rank150.json") {
+		t.Error("the JSON report lost a rank")
+	}
+	// Up to manyRanks ranks, every rank is shown.
+	small := string(render(t, Markdown, manyRanksResult(manyRanks)))
+	if strings.Contains(small, "more ranks") || strings.Count(small, "\n## Trace ") != manyRanks {
+		t.Errorf("%d ranks: want every rank shown", manyRanks)
 	}
 }

@@ -324,6 +324,10 @@ func sarifArtifactFor(root, path string) sarifArtifact {
 	if path == "" || path == "-" {
 		return sarifArtifact{URI: "stdin", URIBaseID: sarifSrcRoot}
 	}
+	// An object-storage URL (s3://bucket/key) is already an absolute URI.
+	if i := strings.Index(path, "://"); i > 0 && !strings.ContainsAny(path[:i], `/\.`) {
+		return sarifArtifact{URI: path}
+	}
 	clean := filepath.Clean(path)
 	if root != "" {
 		if abs, err := filepath.Abs(path); err == nil {

@@ -285,6 +285,7 @@ func TestSARIFURIs(t *testing.T) {
 		{"", "a/b.py", "a/b.py", "%SRCROOT%"},
 		{"", "../b.py", "", ""},
 		{"", "/abs/b.py", "file:///abs/b.py", ""},
+		{root, "s3://bucket/run/rank0.pt.trace.json", "s3://bucket/run/rank0.pt.trace.json", ""},
 	} {
 		got := sarifArtifactFor(c.root, c.path)
 		if c.uri == "" {

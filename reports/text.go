@@ -46,7 +46,8 @@ func Text(w io.Writer, r *engine.Result, t Terminal) error {
 		}
 		return code + s + ansiReset
 	}
-	views := buildViews(r)
+	foc := focusRanks(r, rankTable(r))
+	views := shownViews(buildViews(r), foc)
 	var b strings.Builder
 	if len(views) == 0 {
 		b.WriteString("stepdoctor: no traces analysed\n")
@@ -66,14 +67,20 @@ func Text(w io.Writer, r *engine.Result, t Terminal) error {
 	if len(r.Notes)+len(r.Skipped)+len(r.RuleErrors) > 0 {
 		b.WriteString("\n")
 	}
-	if ranks := rankTable(r); len(ranks) > 0 {
-		fmt.Fprintf(&b, "%d ranks (identity from %s): rank, mean step, GPU busy, compute/step, comm/step, last at collectives\n", len(ranks), ranks[0].Source)
+	if ranks := foc.Rows; len(ranks) > 0 {
+		fmt.Fprintf(&b, "%d ranks (identity from %s): rank, mean step, GPU busy, compute/step, comm/step, last at collectives\n", len(ranks)+foc.Hidden, ranks[0].Source)
 		for _, rr := range ranks {
 			mark := ""
 			if rr.Straggler {
 				mark = st(ansiBold, "  <- straggler")
 			}
+			if rr.Typical {
+				mark += "  (median rank)"
+			}
 			fmt.Fprintf(&b, "  %4s  %s  %s  %s  %s  %s%s\n", rr.Rank, rr.StepMean, rr.Busy, rr.Compute, rr.Comm, rr.LastArrival, mark)
+		}
+		if line := foc.HiddenLine(); line != "" {
+			fmt.Fprintf(&b, "  %s\n", clean(line))
 		}
 		b.WriteString("\n")
 	}

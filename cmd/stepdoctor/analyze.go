@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/stepdoctor/stepdoctor/engine"
 	"github.com/stepdoctor/stepdoctor/engine/facts"
+	"github.com/stepdoctor/stepdoctor/internal/objstore"
 	"github.com/stepdoctor/stepdoctor/reports"
 	"github.com/stepdoctor/stepdoctor/rules"
 	"golang.org/x/term"
@@ -91,7 +92,7 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 			return usage(err)
 		}
 	}
-	format, err := chooseFormat(reports.ForAnalyze, fl.format, fl.out)
+	format, err := chooseFormat(reports.ForAnalyze, fl.format, objstore.Name(fl.out))
 	if err != nil {
 		return usage(err)
 	}
@@ -154,7 +155,7 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 	look := reports.Terminal{Color: tty && os.Getenv("NO_COLOR") == "", Cut: tty}
 	write := func(w io.Writer) error { return render(w, res, look) }
 	if fl.out != "" {
-		if err := reports.WriteFile(fl.out, write); err != nil {
+		if err := writeOutput(ctx, fl.out, write); err != nil {
 			return &exitError{2, fmt.Errorf("write report: %w", err)}
 		}
 		fl.read.say(stderr, "wrote %s\n", fl.out)

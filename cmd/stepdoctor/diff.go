@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stepdoctor/stepdoctor/engine"
+	"github.com/stepdoctor/stepdoctor/internal/objstore"
 	"github.com/stepdoctor/stepdoctor/reports"
 )
 
@@ -45,13 +46,13 @@ unchanged. Output as for analyze: terminal by default, -o FILE (` + reports.Exte
 				return err
 			}
 			d.About = about(cmd.Context(), cfg, nil)
-			f, err := chooseFormat(reports.ForDiff, format, out)
+			f, err := chooseFormat(reports.ForDiff, format, objstore.Name(out))
 			if err != nil {
 				return &exitError{2, err}
 			}
 			render := func(w io.Writer) error { return f.Diff(w, d) }
 			if out != "" {
-				if err := reports.WriteFile(out, render); err != nil {
+				if err := writeOutput(cmd.Context(), out, render); err != nil {
 					return &exitError{2, fmt.Errorf("write diff: %w", err)}
 				}
 				rf.say(stderr, "wrote %s\n", out)

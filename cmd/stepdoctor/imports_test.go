@@ -18,27 +18,31 @@ const module = "github.com/stepdoctor/stepdoctor/"
 // each may import": the module's packages each non-test file of a package
 // may import.
 var allowedImports = map[string][]string{
-	"internal/hugemem":       {},
-	"internal/version":       {},
-	"internal/mdcheck":       {},
-	"internal/sariftest":     {},
-	"engine/trace":           {"internal/hugemem"},
-	"engine/trace/tracetest": {},
-	"engine/facts":           {"engine/trace", "internal/hugemem"},
-	"engine/facts/factstest": {},
-	"engine/script":          {},
-	"rules/builtin":          {},
-	"rules":                  {"engine/facts", "engine/script", "rules/builtin"},
-	"engine":                 {"engine/trace", "engine/facts", "engine/script", "rules"},
-	"reports":                {"engine", "engine/facts", "engine/trace", "rules", "internal/version"},
-	"cmd/stepdoctor":         {"engine", "engine/facts", "engine/trace", "engine/script", "rules", "rules/builtin", "reports", "internal/version"},
+	"internal/hugemem":         {},
+	"internal/version":         {},
+	"internal/mdcheck":         {},
+	"internal/sariftest":       {},
+	"internal/objstore":        {},
+	"internal/objstore/fakes3": {},
+	"engine/trace":             {"internal/hugemem"},
+	"engine/trace/tracetest":   {},
+	"engine/facts":             {"engine/trace", "internal/hugemem"},
+	"engine/facts/factstest":   {},
+	"engine/script":            {},
+	"rules/builtin":            {},
+	"rules":                    {"engine/facts", "engine/script", "rules/builtin"},
+	"engine":                   {"engine/trace", "engine/facts", "engine/script", "rules", "internal/objstore"},
+	"reports":                  {"engine", "engine/facts", "engine/trace", "rules", "internal/version"},
+	"cmd/stepdoctor":           {"engine", "engine/facts", "engine/trace", "engine/script", "rules", "rules/builtin", "reports", "internal/version", "internal/objstore"},
 }
 
 // thirdParty limits where the rule engines and the parser may be imported.
 var thirdParty = map[string][]string{
-	"github.com/open-policy-agent/opa": {"rules"},
-	"github.com/expr-lang/expr":        {"rules"},
-	"github.com/tree-sitter/":          {"engine/script"},
+	"github.com/open-policy-agent/opa":  {"rules"},
+	"github.com/expr-lang/expr":         {"rules"},
+	"github.com/tree-sitter/":           {"engine/script"},
+	"gocloud.dev/":                      {"internal/objstore"},
+	"github.com/johannesboyne/gofakes3": {"internal/objstore/fakes3"},
 }
 
 // Imports point one way (engine/trace <- engine/facts <- rules <- engine <-

@@ -1,12 +1,17 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/stepdoctor/stepdoctor/engine"
+	"github.com/stepdoctor/stepdoctor/internal/objstore"
+	"github.com/stepdoctor/stepdoctor/reports"
 	"github.com/stepdoctor/stepdoctor/rules"
 )
 
@@ -29,7 +34,7 @@ func traceInputs(paths ...string) []input {
 			continue
 		}
 		in = append(in, input{kind: "trace", path: p, match: func(rel string) bool {
-			return engine.IsTraceName(filepath.Base(rel))
+			return engine.IsScanName(filepath.Base(rel))
 		}})
 	}
 	return in
@@ -58,6 +63,9 @@ func checkOutput(out string, inputs []input) error {
 	}
 	refuse := func(why string) error {
 		return &exitError{2, fmt.Errorf("refuse output %s: %s", out, why)}
+	}
+	if objstore.IsURL(out) {
+		return checkURLOutput(out, inputs, refuse)
 	}
 	outSt, outErr := os.Stat(out)
 	// The directory the output lands in, resolved; the name is kept as
@@ -129,4 +137,35 @@ func scannedSameFile(in input, outSt os.FileInfo) (string, bool) {
 		return nil
 	})
 	return found, found != ""
+}
+
+// checkURLOutput refuses an output URL that names an input object, or an
+// object below an input prefix that the prefix's listing would read.
+func checkURLOutput(out string, inputs []input, refuse func(string) error) error {
+	for _, in := range inputs {
+		if !objstore.IsURL(in.path) {
+			continue
+		}
+		same, inside := objstore.Same(out, in.path)
+		if same {
+			return refuse(fmt.Sprintf("it is input %s %s", in.kind, in.path))
+		}
+		if inside && in.match != nil && in.match(path.Base(objstore.Name(out))) {
+			return refuse(fmt.Sprintf("the listing of input %s %s would read it", in.kind, in.path))
+		}
+	}
+	return nil
+}
+
+// writeOutput writes what render writes to out: a local file through a
+// temporary file and a rename (reports.WriteFile), an object-storage URL in
+// one upload (objstore.Store.Write). Either way the file appears whole or
+// not at all.
+func writeOutput(ctx context.Context, out string, render func(io.Writer) error) error {
+	if !objstore.IsURL(out) {
+		return reports.WriteFile(out, render)
+	}
+	var store objstore.Store
+	defer store.Close()
+	return store.Write(ctx, out, render)
 }
