@@ -170,7 +170,6 @@ func TestScaleRecipe(t *testing.T) {
 	t.Logf("map step: %d ranks in %s; merge of %d facts files: %s wall, %s CPU, %.0f MB peak RSS", scaleRanks, mapWall.Round(time.Millisecond), scaleRanks, mergeWall.Round(time.Millisecond), cpu.Round(time.Millisecond), float64(rss)/1e6)
 	// Time and memory are measured and logged, not asserted (a loaded
 	// machine would make a bound flaky): docs/scale.md quotes them.
-	_ = cpu
 	sh(`stepdoctor analyze -q --format json "$TRACES/" -o direct.json`)
 	merged, direct := readReport(t, filepath.Join(work, "merged.json")), readReport(t, filepath.Join(work, "direct.json"))
 	if !reflect.DeepEqual(merged, direct) {
