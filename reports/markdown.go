@@ -525,10 +525,18 @@ func mdSeries(b *strings.Builder, v traceView, lim mdLimits) {
 		if len(rows) > max(lim.tableRows, 3) {
 			rows = rows[:max(lim.tableRows, 3)]
 		}
-		b.WriteString("| Operator | Calls | Calls / step | Self CPU | Total CPU | Self device | Total device |\n|---|---:|---:|---:|---:|---:|---:|\n")
+		if s.OpDevice {
+			b.WriteString("| Operator | Calls | Calls / step | Self CPU | Total CPU | Self device | Total device |\n|---|---:|---:|---:|---:|---:|---:|\n")
+		} else {
+			b.WriteString("| Operator | Calls | Calls / step | Self CPU | Total CPU |\n|---|---:|---:|---:|---:|\n")
+		}
 		for _, o := range rows {
-			fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s |\n", mdCell(shorten(o.Name, 120)), o.Calls, o.CallsPerStep,
-				o.SelfCPU, o.TotalCPU, o.SelfDevice, o.TotalDevice)
+			if s.OpDevice {
+				fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s |\n", mdCell(shorten(o.Name, 120)), o.Calls, o.CallsPerStep,
+					o.SelfCPU, o.TotalCPU, o.SelfDevice, o.TotalDevice)
+				continue
+			}
+			fmt.Fprintf(b, "| %s | %d | %s | %s | %s |\n", mdCell(shorten(o.Name, 120)), o.Calls, o.CallsPerStep, o.SelfCPU, o.TotalCPU)
 		}
 		b.WriteString("\n")
 		if len(rows) < len(s.TopOps) {

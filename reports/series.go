@@ -48,6 +48,7 @@ type seriesView struct {
 	MeanStep   string       // mean step duration of Steps
 	KernelRows []kernelRow  // TopKernels
 	OpRows     []opRow      // TopOps
+	OpDevice   bool         // the operator table has device columns (the trace has GPU activity)
 	CollRows   []collRow    // the collectives table (collective_stats)
 	Memory     []memoryView // per device (profile_memory), GPUs first
 	Labels     []labelRow   // top record_function labels
@@ -320,6 +321,7 @@ func buildSeriesCore(f *facts.Facts) seriesView {
 	for _, k := range s.TopKernels {
 		s.KernelTotalUS += nonNeg(k.TotalUS)
 	}
+	s.OpDevice = f.HasGPU
 	if len(f.TopOps) > 0 {
 		s.TopOps = slices.Clone(f.TopOps)
 		slices.SortStableFunc(s.TopOps, func(a, b facts.OpStat) int {

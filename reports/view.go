@@ -134,14 +134,14 @@ func buildView(i int, tr *engine.TraceResult) traceView {
 		Health:       tr.Health,
 		Repaired:     tr.Health.Repaired,
 	}
-	if tr.Input.Bytes > 0 {
+	// Input.Bytes is the JSON read: for a gzip file, its uncompressed size.
+	switch {
+	case tr.Input.Compressed && tr.Input.Bytes > 0:
+		v.Size = "gzip, " + fmtBytes(float64(tr.Input.Bytes)) + " uncompressed"
+	case tr.Input.Compressed:
+		v.Size = "gzip"
+	case tr.Input.Bytes > 0:
 		v.Size = fmtBytes(float64(tr.Input.Bytes))
-	}
-	if tr.Input.Compressed {
-		if v.Size != "" {
-			v.Size += ", "
-		}
-		v.Size += "gzip"
 	}
 	f := tr.Facts
 	if f == nil {

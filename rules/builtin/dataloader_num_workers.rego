@@ -70,11 +70,15 @@ finding contains f if {
 	not dl.one_batch
 	not dl.live_source
 	f := {
-		"msg": sprintf("DataLoader %s: batches are built in the training process while the GPU waits; set num_workers > 0", [how(dl)]),
+		"msg": sprintf("DataLoader %s: batches are built in the training process while %s waits; set num_workers > 0", [how(dl), waiter]),
 		"impact": params.impact,
 		"location": slib.loc(dl),
 	}
 }
+
+# waiter is what stalls while the main process builds a batch.
+waiter := "the GPU" if slib.uses_gpu(input.features)
+else := "the training step"
 
 zero_workers(v) if slib.absent_or(v, 0)
 
