@@ -189,6 +189,10 @@ func rankTable(r *engine.Result) []rankRow {
 		row.Busy = pctOrNull(f.GPUBusyRatio)
 		row.Compute, row.ComputeOut = relCell(f, f.ComputeKernelTimeRatio, f.RankComputeOverMedian)
 		row.Comm, row.CommOut = relCell(f, f.CommKernelTimeRatio, f.RankCommOverMedian)
+		if !f.HasGPU && f.HostCommTimeRatio != nil {
+			// CPU ranks communicate on the host (gloo): its collectives' time.
+			row.Comm, row.CommOut = relCell(f, f.HostCommTimeRatio, nil)
+		}
 		row.Exposed = pctOrNull(f.ExposedCommRatio)
 		row.LastArrival = pctOrNull(f.RankLastArrivalRatio)
 		row.Straggler = f.RankStraggler != nil && *f.RankStraggler

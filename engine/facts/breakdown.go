@@ -3,6 +3,7 @@ package facts
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/stepdoctor/stepdoctor/engine/trace"
 	"github.com/stepdoctor/stepdoctor/internal/hugemem"
@@ -310,9 +311,12 @@ func (d *deriver) launchDelays() {
 }
 
 // collectives lists the primary device's communication kernels in W with
-// absolute start times.
+// absolute start times; on a CPU-only trace, the gloo collectives the
+// communication threads ran (gloo:all_reduce, ...): each starts when its
+// rank hands the work over, so the ranks align on them as on kernels.
 func (d *deriver) collectives() {
 	if !d.hasGPU {
+		d.hostCollectives()
 		return
 	}
 	evs := d.t.Events
@@ -320,6 +324,24 @@ func (d *deriver) collectives() {
 	for _, i := range d.gpuActs {
 		e := &evs[i]
 		if e.Cat == trace.CatKernel && e.DeviceID() == d.primary && d.is(e, kCommKernel) && d.inWindow(e.TS) {
+			idx = append(idx, i)
+		}
+	}
+	sortByStart(evs, idx)
+	for _, i := range idx {
+		e := &evs[i]
+		d.f.Collectives = append(d.f.Collectives, Collective{Name: d.t.Name(e), StartUS: float64(d.t.BaseTimeNS+e.TS) / 1e3, DurUS: float64(e.Dur) / 1e3})
+	}
+}
+
+// hostCollectives lists the gloo collectives in W (CPU-only traces) with
+// absolute start times, in start order.
+func (d *deriver) hostCollectives() {
+	evs := d.t.Events
+	var idx []int
+	for i := range evs {
+		e := &evs[i]
+		if e.Ph == trace.PhComplete && isCPU(e) && d.is(e, kCommCPU) && d.inWindow(e.TS) && strings.HasPrefix(d.t.Name(e), "gloo:") {
 			idx = append(idx, i)
 		}
 	}
