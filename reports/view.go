@@ -45,6 +45,9 @@ type traceView struct {
 	// LegacyExport: the legacy autograd-profiler export (PyTorch without
 	// Kineto, facts.Facts.LegacyExport).
 	LegacyExport bool
+	// Accelerator names an unsupported accelerator the trace comes from
+	// (facts.Facts.UnsupportedAccelerator: "MTIA"); "" otherwise.
+	Accelerator string
 	Rank         string // "rank 0 of 8", "" when unknown
 	Steps        int
 	HasSteps     bool
@@ -155,6 +158,9 @@ func buildView(i int, tr *engine.TraceResult) traceView {
 		v.HasGPU = f.HasGPU
 		v.GPUActivityMissing = f.GPUActivityMissing
 		v.LegacyExport = f.LegacyExport
+		if f.UnsupportedAccelerator != nil {
+			v.Accelerator = clean(*f.UnsupportedAccelerator)
+		}
 		switch {
 		case f.Rank != nil && f.WorldSize != nil:
 			v.Rank = fmt.Sprintf("rank %d of %d", *f.Rank, *f.WorldSize)
@@ -204,6 +210,8 @@ func deviceLabel(v traceView) string {
 		return "unknown GPU"
 	case v.GPUActivityMissing:
 		return "no GPU events"
+	case v.Accelerator != "":
+		return v.Accelerator + " accelerator (not supported)"
 	case v.LegacyExport:
 		return "CPU only, legacy export of a PyTorch without Kineto"
 	}
@@ -254,6 +262,8 @@ func verdict(f *facts.Facts) string {
 	switch {
 	case f.GPUActivityMissing:
 		parts = append(parts, "no GPU events although kernels were launched (CUDA activity not captured, or the file was cut)")
+	case !f.HasGPU && f.UnsupportedAccelerator != nil && *f.UnsupportedAccelerator != "":
+		parts = append(parts, clean(*f.UnsupportedAccelerator)+" accelerator trace: its device activity is not read (GPU facts need CUDA or ROCm)")
 	case !f.HasGPU:
 		parts = append(parts, "no GPU activity (CPU-only trace)")
 	case f.GPUIdleRatio != nil:

@@ -15,7 +15,7 @@
 #
 #   **Fix.** Keep the caching allocator on and let it reuse memory:
 #
-#   ```python
+#   ```python variant=default
 #   # never empty the cache inside the training loop
 #   # torch.cuda.empty_cache()          # <- remove from the loop
 #   # let segments grow instead of being freed and re-reserved
@@ -23,6 +23,21 @@
 #   #   (ROCm: PYTORCH_HIP_ALLOC_CONF=expandable_segments:True)
 #   # and check that caching was not turned off:
 #   #   PYTORCH_NO_CUDA_MEMORY_CACHING must not be set
+#   ```
+#
+#   When `profile_memory=True` recorded no GPU `[memory]` event although
+#   the allocator calls ran, the caching allocator is bypassed: it reports
+#   every block it hands out to the profiler, while the uncached path
+#   (`PYTORCH_NO_CUDA_MEMORY_CACHING=1`, read by c10/cuda/CUDACachingAllocator)
+#   calls `cudaMalloc` / `cudaFree` for every tensor and reports nothing:
+#
+#   ```python variant=no-caching
+#   # the caching allocator is off: every tensor free is a cudaFree / hipFree
+#   #   unset PYTORCH_NO_CUDA_MEMORY_CACHING          (export ...=0 is not enough: unset it)
+#   # and check for a pluggable allocator replacing it:
+#   #   torch.cuda.memory.change_current_allocator(...)  <- remove, or make it cache
+#   import os
+#   assert "PYTORCH_NO_CUDA_MEMORY_CACHING" not in os.environ
 #   ```
 #
 #   Near the memory limit the allocator frees cached blocks to satisfy new
@@ -65,13 +80,27 @@ named := concat("; ", [lib.culprit(c) | some c in input.idle_culprits.runtime; c
 calls := sprintf(" (%s allocator calls per step)", [lib.fixed(input.allocator_calls_per_step, 1)]) if input.allocator_calls_per_step != null
 else := ""
 
+# uncached: profile_memory was on, yet no GPU [memory] event was recorded
+# while the allocator calls ran: the caching allocator is bypassed.
+uncached if {
+	input.has_memory == true
+	input.memory_peak_allocated_bytes == null
+}
+
+why := ". profile_memory=True recorded no GPU memory event: the caching allocator is bypassed (PYTORCH_NO_CUDA_MEMORY_CACHING=1, or a pluggable allocator), so every tensor free is a device free" if uncached
+else := ". The caching allocator is releasing and re-reserving memory"
+
+fix := "no-caching" if uncached
+else := "default"
+
 finding contains f if {
 	claims
 	f := {
-		"msg": sprintf("The GPU is idle %s %s while the launching thread is in allocator calls%s: %s. The caching allocator is releasing and re-reserving memory", [
-			lib.pct(claim), lib.of_time, calls, named,
+		"msg": sprintf("The GPU is idle %s %s while the launching thread is in allocator calls%s: %s%s", [
+			lib.pct(claim), lib.of_time, calls, named, why,
 		]),
 		"impact": claim,
+		"fix": fix,
 		"severity": lib.severity(claim, "high"),
 		"evidence": [
 			{"name": "gpu_idle_allocator_ratio", "value": claim, "unit": "ratio"},

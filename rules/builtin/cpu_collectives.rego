@@ -65,6 +65,13 @@ ranks := sprintf(" (rank %d of %d)", [input.rank, input.world_size]) if {
 	input.world_size != null
 } else := ""
 
+# busy_note: the calls' time summed over their threads; on several threads
+# it can exceed the step, so it is named as thread time.
+busy_note := sprintf(" of thread time (%s per step, summed over the threads; the collectives cover %s per step)", [lib.dur(top.time_us / input.steps_count), lib.dur((input.host_comm_time_ratio * input.window_us) / input.steps_count)]) if {
+	top.threads > 1
+	input.steps_count > 0
+} else := lib.per_step(top.time_us)
+
 finding contains f if {
 	blocking
 	not unbucketed_allreduce.claims
@@ -73,7 +80,7 @@ finding contains f if {
 	f := {
 		"msg": sprintf("Host-side collectives cover %s %s%s and %s is not overlapped by other CPU work: %s, %d calls on %d %s, %s%s", [
 			lib.pct(input.host_comm_time_ratio), lib.of_time, ranks, lib.pct(exposed),
-			top.name, top.calls, top.threads, lib.plural(top.threads, "thread", "threads"), lib.dur(top.time_us), lib.per_step(top.time_us),
+			top.name, top.calls, top.threads, lib.plural(top.threads, "thread", "threads"), lib.dur(top.time_us), busy_note,
 		]),
 		"impact": exposed,
 		"severity": lib.severity(exposed, "high"),

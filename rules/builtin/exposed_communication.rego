@@ -94,11 +94,17 @@ else := "likely"
 # to arrive (ranks analyzed together).
 waiting := min([input.rank_collective_wait_ratio, input.exposed_comm_ratio]) if input.rank_collective_wait_ratio != null
 
-late if waiting >= 0.5 * input.exposed_comm_ratio
+# late: most of the exposed time is this rank waiting for another; the
+# straggler itself waits for nobody.
+late if {
+	waiting >= 0.5 * input.exposed_comm_ratio
+	input.rank_straggler != true
+}
 
-skew_note := sprintf("; %s of it is waiting for the last rank to arrive (collective starts up to %s apart across %d ranks): a late rank, not the network", [
-	lib.pct(waiting), lib.dur(input.collective_skew_us.max), input.rank_count,
+skew_note := sprintf("; %s %s is waiting for the last rank to arrive (collective starts up to %s apart across %d ranks): a late rank, not the network", [
+	lib.pct(waiting), lib.of_time, lib.dur(input.collective_skew_us.max), input.rank_count,
 ]) if late
+else := sprintf("; this rank is the straggler: the others wait for it at the collectives (straggler-rank), and its own %s of exposed communication is transfer time", [lib.pct(input.exposed_comm_ratio)]) if input.rank_straggler == true
 else := ""
 
 # bw_note names a group whose bus bandwidth is far below the link's

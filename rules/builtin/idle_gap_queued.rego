@@ -19,7 +19,7 @@
 #   **Fix.** Take the blocking call off the critical path and let the copy
 #   run asynchronously:
 #
-#   ```python
+#   ```python variant=default
 #   # copy into pinned memory without blocking, and wait only when needed
 #   host_buf = torch.empty(t.shape, dtype=t.dtype, device="cpu", pin_memory=True)
 #   host_buf.copy_(t, non_blocking=True)
@@ -31,6 +31,22 @@
 #   Check cross-stream dependencies (`torch.cuda.Stream.wait_stream`,
 #   `wait_event`) and collectives on side streams; with several ranks, a
 #   straggler makes the others wait.
+#
+#   When one wait fills most of a trace without steps, the work it waits
+#   for is not in the trace (an event recorded by a stream or process the
+#   profiler did not see, or work issued before it started), and the
+#   blocking copy is where the host noticed, not the cause:
+#
+#   ```python variant=outside-window
+#   # profile several iterations in steady state, so the producer is in the trace
+#   from torch.profiler import profile, schedule, ProfilerActivity
+#   with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+#                schedule=schedule(wait=2, warmup=2, active=5)) as prof:
+#       for _ in range(9):
+#           step()          # one decode / forward iteration
+#           prof.step()
+#   # then look for cudaStreamWaitEvent / hipStreamWaitEvent before the gap
+#   ```
 #
 #   **Impact estimate.** The GPU-side wait that is neither before the first
 #   GPU activity nor launch latency (`gpu_idle_queued_ratio -
@@ -86,6 +102,19 @@ culprit(c) := concat("", [
 next_note := sprintf("; the GPU waits to run %s", [input.idle_culprits.queued[0].name]) if input.idle_culprits.queued[0]
 else := ""
 
+# outside: one GPU-side wait covers most of a window without steps: what
+# it waits for lies outside the trace.
+outside if {
+	not input.has_steps
+	input.gpu_idle_queued_ratio >= 0.5
+}
+
+fix := "outside-window" if outside
+else := "default"
+
+outside_note := "; it fills most of a trace without steps, so what the GPU waits for is outside the trace: profile several iterations before changing the copy" if outside
+else := ""
+
 leading_note := sprintf("; %s of the wait comes before the first GPU activity: work issued before the trace began", [lib.pct(input.gpu_idle_queued_leading_ratio)]) if {
 	input.gpu_idle_queued_leading_ratio >= params.min_idle_ratio
 } else := ""
@@ -93,10 +122,11 @@ leading_note := sprintf("; %s of the wait comes before the first GPU activity: w
 finding contains f if {
 	impact >= params.min_idle_ratio
 	f := {
-		"msg": sprintf("The GPU is idle %s %s with its next work already queued (a GPU-side wait: a cross-stream or event dependency, a collective's peers, or work issued earlier)%s%s%s", [
-			lib.pct(input.gpu_idle_queued_ratio), lib.of_time, host_note, next_note, leading_note,
+		"msg": sprintf("The GPU is idle %s %s with its next work already queued (a GPU-side wait: a cross-stream or event dependency, a collective's peers, or work issued earlier)%s%s%s%s", [
+			lib.pct(input.gpu_idle_queued_ratio), lib.of_time, host_note, next_note, leading_note, outside_note,
 		]),
 		"impact": impact,
+		"fix": fix,
 		"confidence": confidence,
 		"severity": lib.severity(impact, "high"),
 		"evidence": [

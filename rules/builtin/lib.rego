@@ -116,7 +116,18 @@ rocm if input.gpu_vendor == "amd"
 # compiled region or one triton_ kernel (an eager model calling one
 # compiled helper) is not compiled code. Without kernels (CPU-only), the
 # compiled regions cover at least half the window.
-compiled if input.compiled_kernel_ratio >= 0.5
+compiled if {
+	input.compiled_kernel_ratio >= 0.5
+	not generated_nothing
+}
+
+# generated_nothing: the compiled regions launch only eager aten kernels,
+# no Inductor (triton_) kernel: a backend such as aot_eager or a
+# torch.compile(backend="eager") debug setting, which fuses nothing.
+generated_nothing if {
+	input.triton_kernel_ratio == 0
+	input.compiled_kernel_ratio >= 0.5
+}
 
 compiled if {
 	input.compiled_kernel_ratio == null

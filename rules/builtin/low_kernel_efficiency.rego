@@ -48,14 +48,15 @@
 #   ```python variant=unfused-attention
 #   # attention through the fused kernels, in bf16
 #   with torch.autocast("cuda", dtype=torch.bfloat16):
-#       y = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+#       y = torch.nn.functional.scaled_dot_product_attention(q, k, v)  # attn_mask= or is_causal=True as the model needs
 #   ```
 #
 #   ```python variant=fused-attention
-#   # the fused kernel is already used: compare the SDPA backends for this shape
+#   # the fused kernel is already used: time the SDPA backends for this shape
 #   from torch.nn.attention import sdpa_kernel, SDPBackend
-#   with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):          # or EFFICIENT_ATTENTION, CUDNN_ATTENTION
-#       y = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+#   for backend in (SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION):  # and CUDNN_ATTENTION on NVIDIA
+#       with sdpa_kernel(backend):
+#           y = torch.nn.functional.scaled_dot_product_attention(q, k, v)  # keep your attn_mask / is_causal
 #   ```
 #
 #   ```python variant=misaligned
