@@ -177,7 +177,12 @@ func rankTable(r *engine.Result) []rankRow {
 			return nil
 		}
 		f := tr.Facts
-		row := rankRow{Index: i, Path: tr.Input.Path, Source: tr.RankSource, Findings: len(tr.Findings)}
+		row := rankRow{Index: i, Path: tr.Input.Path, Source: tr.RankSource}
+		for _, fd := range tr.Findings {
+			if !isMinor(fd) { // as the trace's own Findings list counts them
+				row.Findings++
+			}
+		}
 		if tr.Rank != nil {
 			row.Rank = fmt.Sprint(*tr.Rank)
 		}

@@ -590,9 +590,16 @@ func severityLabel(s string) string {
 // report's "minor" line (0.5% of the window).
 const MinorImpact = 0.005
 
-// isMinor reports whether a finding is folded into the minor line.
+// isMinor reports whether a finding is folded into the minor line. Findings
+// whose impact is not a share of this trace's time by design stay whole:
+// profiling setup, memory risks (an OOM is not a time share), and the
+// straggler rank (its cost is the other ranks' wait, claimed there).
 func isMinor(fd rules.Finding) bool {
-	return fd.Impact < MinorImpact && fd.Category != "profiling-setup" && fd.Location == nil
+	switch fd.Category {
+	case "profiling-setup", "memory", "distributed":
+		return false
+	}
+	return fd.Impact < MinorImpact && fd.Location == nil
 }
 
 // ruleErrorView is one failed rule as every report shows it (raw strings;

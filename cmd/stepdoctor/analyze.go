@@ -130,6 +130,7 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 	for _, line := range reports.RuleErrorLines(res) {
 		fmt.Fprintf(stderr, "warning: %s\n", reports.TerminalText(line))
 	}
+	warnStepMarker(stderr, fl.stepMarker, res)
 	if fl.out != "" { // the terminal summary lists them itself
 		for _, sk := range res.Skipped {
 			fl.read.say(stderr, "skipped %s: %s\n", reports.TerminalText(sk.Path), reports.TerminalText(sk.Reason))
@@ -211,7 +212,14 @@ func checkAnnotate(fl analyzeFlags, paths []string, cfg *rules.FileConfig) error
 			}
 		}
 	}
-	return checkOutput(fl.annotate, analyzeInputs(paths, fl, cfg))
+	if err := checkOutput(fl.annotate, analyzeInputs(paths, fl, cfg)); err != nil {
+		return err
+	}
+	// Refuse several traces before reading any (a directory of ranks).
+	if files, err := engine.ExpandPaths(paths); err == nil && len(files) > 1 {
+		return usage("refuse --annotate %s: it writes one trace and %d were given; run analyze once per trace", fl.annotate, len(files))
+	}
+	return nil
 }
 
 // listSkippedRules lists the entries of rule directories that were not
@@ -420,4 +428,25 @@ func baselineLine(p engine.PairDiff) string {
 	}
 	b.WriteString(reports.StepVerdictLine(p))
 	return b.String()
+}
+
+// warnStepMarker says, per trace, when --step-marker did not mark the
+// steps: the trace has ProfilerStep#N spans (they take precedence), or no
+// span matched.
+func warnStepMarker(w io.Writer, marker string, res *engine.Result) {
+	if marker == "" {
+		return
+	}
+	for _, tr := range res.Traces {
+		f := tr.Facts
+		if f == nil {
+			continue
+		}
+		switch {
+		case f.StepMarker != nil && f.StepMarker.Source == "profiler_step" && marker != "auto":
+			fmt.Fprintf(w, "warning: %s: --step-marker %s is not used: the trace has ProfilerStep#N spans\n", reports.TerminalText(tr.Input.Path), reports.TerminalText(marker))
+		case f.StepMarker == nil:
+			fmt.Fprintf(w, "warning: %s: --step-marker %s matched no span: the whole trace is one window\n", reports.TerminalText(tr.Input.Path), reports.TerminalText(marker))
+		}
+	}
 }

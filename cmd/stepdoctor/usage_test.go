@@ -129,3 +129,14 @@ func mustRead(t *testing.T, p string) string {
 	}
 	return string(b)
 }
+
+// TestStepMarkerWarnings: a --step-marker that marks no step says so.
+func TestStepMarkerWarnings(t *testing.T) {
+	code, _, stderr := runCLI(t, "analyze", "--step-marker", "^nomatch$", "../../testdata/traces/healthy.pt.trace.json")
+	if code != 0 || !strings.Contains(stderr, "--step-marker ^nomatch$ is not used: the trace has ProfilerStep#N spans") {
+		t.Errorf("ProfilerStep trace: exit %d, stderr %q", code, stderr)
+	}
+	if _, _, stderr := runCLI(t, "analyze", "--step-marker", "auto", "../../testdata/traces/healthy.pt.trace.json"); strings.Contains(stderr, "step-marker") {
+		t.Errorf("auto on a ProfilerStep trace warns: %q", stderr)
+	}
+}
