@@ -274,6 +274,52 @@ func (d *deriver) idleCauses(win ivset) {
 	d.f.GPUIdleAllocatorRatio = d.ratio(ch.allocNS)
 	d.queuedWhileSynced(ivset(queued))
 	d.f.Timeline = tl.spans()
+	d.idleExamples()
+}
+
+// idleExamples sets Facts.Examples["idle_<cause>"] for each idle cause: the
+// event with most charged idle of each of its top culprits, culprit order
+// (for queued, the blocking host calls first, then the activities the GPU
+// waited to run), and "idle_allocator": the allocator culprits' events.
+// Findings on an idle cause carry them (rules "examples:"), so a report or
+// an annotated trace can point at the evidence.
+func (d *deriver) idleExamples() {
+	firsts := func(cs []Culprit, keep func(Culprit) bool) []EventRef {
+		var out []EventRef
+		for _, c := range cs {
+			if len(c.Examples) > 0 && (keep == nil || keep(c)) {
+				out = append(out, c.Examples[0])
+			}
+		}
+		return out
+	}
+	for cause, cs := range d.f.IdleCulprits {
+		refs := firsts(cs, nil)
+		if cause == IdleCauses[causeQueued] {
+			refs = append(firsts(d.f.QueuedSyncCulprits, nil), refs...)
+		}
+		if len(refs) > 0 {
+			d.f.Examples["idle_"+cause] = refs
+		}
+	}
+	if refs := firsts(d.f.IdleCulprits[IdleCauses[causeRuntime]], func(c Culprit) bool { return c.Allocator }); len(refs) > 0 {
+		d.f.Examples["idle_allocator"] = refs
+	}
+	// idle_host: the host work the launching thread did while the GPU
+	// waited (launch and runtime calls, CPU operators, Python), the
+	// culprits with most idle first: the launch rules' evidence.
+	var host []Culprit
+	for _, cause := range []int{causeLaunch, causeRuntime, causeCPUOp, causePython} {
+		for _, c := range d.f.IdleCulprits[IdleCauses[cause]] {
+			if !c.Allocator {
+				host = append(host, c)
+			}
+		}
+	}
+	slices.SortStableFunc(host, func(a, b Culprit) int { return cmp.Compare(b.IdleUS, a.IdleUS) })
+	if refs := firsts(host, nil); len(refs) > 0 {
+		d.f.Examples["idle_host"] = refs[:min(len(refs), d.cfg.Examples)]
+	}
 }
 
 // queuedWhileSynced measures the GPU-side waits during which a host thread

@@ -54,6 +54,7 @@
 #   severity: high
 #   category: memory
 #   requires: [has_gpu, gpu_idle_allocator_ratio]
+#   examples: idle_allocator
 #   params:
 #     min_idle_ratio: 0.02
 #   references:

@@ -48,6 +48,7 @@
 #   severity: high
 #   category: host-overhead
 #   requires: [has_gpu, kernel_count, gpu_idle_launch_ratio, gpu_idle_cpu_op_ratio]
+#   examples: idle_host
 #   params:
 #     min_kernels: 50
 #     min_idle_ratio: 0.05

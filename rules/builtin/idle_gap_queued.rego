@@ -61,6 +61,7 @@
 #   severity: high
 #   category: host-overhead
 #   requires: [has_gpu, kernel_count, gpu_idle_queued_ratio, gpu_idle_queued_leading_ratio, gpu_idle_queued_sync_ratio]
+#   examples: idle_queued
 #   params:
 #     min_idle_ratio: 0.05
 #   references:

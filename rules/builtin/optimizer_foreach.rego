@@ -45,6 +45,7 @@
 #   severity: high
 #   category: host-overhead
 #   requires: [optimizer_single_tensor]
+#   examples: idle_optimizer
 #   confidence: likely
 #   params:
 #     cpu_saving: 0.3

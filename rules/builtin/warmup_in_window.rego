@@ -39,6 +39,7 @@
 #   severity: high
 #   category: profiling-setup
 #   requires: [has_gpu, kernel_count, gpu_idle_warmup_ratio, warmup_ratio]
+#   examples: idle_warmup
 #   params:
 #     min_ratio: 0.05
 #     min_kernels: 10
