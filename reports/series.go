@@ -416,7 +416,7 @@ func roleLabel(role string) string {
 	case "communication":
 		return "communication"
 	case "runtime":
-		return "CUDA runtime"
+		return "GPU runtime" // CUDA or HIP runtime calls
 	case "dataloader":
 		return "DataLoader"
 	case "cpu_op":

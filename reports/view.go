@@ -155,6 +155,11 @@ func buildView(i int, tr *engine.TraceResult) traceView {
 		if f.Device != nil {
 			v.Device = f.Device.Name
 		}
+		if v.Device == "" && f.DevicePeak != nil {
+			// deviceProperties without a name, matched by architecture and
+			// compute-unit count (facts.LookupDeviceProps)
+			v.Device = f.DevicePeak.Name + " (by its properties)"
+		}
 		v.HasGPU = f.HasGPU
 		v.GPUActivityMissing = f.GPUActivityMissing
 		v.LegacyExport = f.LegacyExport
