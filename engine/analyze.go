@@ -114,11 +114,13 @@ func Analyze(ctx context.Context, opts Options) (*Result, error) {
 	wg.Wait()
 	// Inside a directory, a JSON file that cannot be read as a trace (an
 	// Execution Trace, a config, a file with no events) is skipped and
-	// listed in the report; named files fail.
+	// listed in the report; named files fail, and so does a file named as
+	// tensorboard_trace_handler names a rank's trace (*.pt.trace.json): a
+	// damaged rank must not drop out of a job's report unnoticed.
 	res := &Result{SchemaVersion: ResultSchemaVersion, Skipped: scanSkipped}
 	for i := range files {
 		var ie *InputError
-		if errs[i] != nil && files[i].fromDir && errors.As(errs[i], &ie) {
+		if errs[i] != nil && files[i].fromDir && errors.As(errs[i], &ie) && !handlerTraceName(files[i].path) {
 			res.Skipped = append(res.Skipped, Skipped{Path: files[i].path, Reason: errs[i].Error()})
 			errs[i] = nil
 			continue
@@ -449,4 +451,12 @@ func crossChecks(h *trace.Health, f *facts.Facts) []trace.Diagnostic {
 			Message: fmt.Sprintf("the file was cut inside its GPU events: %.0f%% of kernel launches have no GPU activity, so GPU busy time and kernel counts are too low", 100**f.OrphanLaunchRatio)}}
 	}
 	return nil
+}
+
+// handlerTraceName reports whether a file is named as
+// torch.profiler.tensorboard_trace_handler names a rank's trace
+// (worker.time.pt.trace.json, optionally .gz).
+func handlerTraceName(path string) bool {
+	base := strings.ToLower(path[strings.LastIndexAny(path, "/\\")+1:])
+	return strings.HasSuffix(base, ".pt.trace.json") || strings.HasSuffix(base, ".pt.trace.json.gz")
 }

@@ -172,6 +172,19 @@ func TestDirectorySkipsDamaged(t *testing.T) {
 	}
 }
 
+// A damaged file named as tensorboard_trace_handler names a rank's trace
+// fails the run, naming it: a rank must not drop out of a job unnoticed.
+func TestDirectoryFailsOnDamagedRankTrace(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "host_1.1700000000.pt.trace.json")
+	os.WriteFile(bad, []byte(`{"traceEvents": [`), 0o644)
+	os.WriteFile(filepath.Join(dir, "host_0.1700000000.pt.trace.json"), tracetest.Healthy().JSON(), 0o644)
+	_, err := Analyze(context.Background(), Options{Paths: []string{dir}})
+	if err == nil || !strings.Contains(err.Error(), bad) {
+		t.Fatalf("err %v, want an error naming %s", err, bad)
+	}
+}
+
 // A team rule that times out does not sink the report.
 func TestFailingRuleIsARuleError(t *testing.T) {
 	dir := t.TempDir()
