@@ -190,6 +190,9 @@ func (p *parser) timeValue() (int64, bool, error) {
 		return 0, false, err
 	}
 	v, ok := parseNS(b)
+	if ok && c == '"' {
+		p.note(DiagWarning, "quoted_number", "a timestamp or duration is a JSON string; read as its number", off)
+	}
 	return v, ok, nil
 }
 
