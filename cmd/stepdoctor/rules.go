@@ -28,6 +28,14 @@ func rulesCmd(stdout, stderr io.Writer) *cobra.Command {
 rules: list of .stepdoctor.yaml, found in the current directory or given with --config).
 The configuration's disable, severity and params apply to list, show and doc; test runs
 the rules as written (each case pins its own params).`,
+		// An unknown subcommand is a usage error, not a help page.
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return &exitError{2, fmt.Errorf("unknown rules subcommand %q: want list, show, test or doc", args[0])}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	c.PersistentFlags().StringArrayVar(&dirs, "rules", nil, "also load team rules from `DIR` (repeatable)")
 	c.PersistentFlags().StringVar(&config, "config", "", configHelp)

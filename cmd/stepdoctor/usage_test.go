@@ -140,3 +140,10 @@ func TestStepMarkerWarnings(t *testing.T) {
 		t.Errorf("auto on a ProfilerStep trace warns: %q", stderr)
 	}
 }
+
+// TestRulesUnknownSubcommand: a typo in the subcommand is a usage error.
+func TestRulesUnknownSubcommand(t *testing.T) {
+	if code, _, stderr := runCLI(t, "rules", "bogus"); code != 2 || !strings.Contains(stderr, `unknown rules subcommand "bogus"`) {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
