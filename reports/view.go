@@ -48,9 +48,9 @@ type traceView struct {
 	// Accelerator names an unsupported accelerator the trace comes from
 	// (facts.Facts.UnsupportedAccelerator: "MTIA"); "" otherwise.
 	Accelerator string
-	Rank         string // "rank 0 of 8", "" when unknown
-	Steps        int
-	HasSteps     bool
+	Rank        string // "rank 0 of 8", "" when unknown
+	Steps       int
+	HasSteps    bool
 	// StepsLabel says how many steps there are and what marked them, or
 	// that there are none (and the marker --step-marker auto would use).
 	StepsLabel string
