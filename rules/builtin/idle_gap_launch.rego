@@ -32,9 +32,12 @@
 #   # the GPU
 #   ```
 #
-#   **Impact estimate.** `gpu_idle_launch_ratio + gpu_idle_cpu_op_ratio`,
-#   the GPU idle time while the host was in runtime calls or CPU operators,
-#   minus what repeated-small-op claims. Confirmed: measured directly.
+#   **Impact estimate.** `gpu_idle_launch_ratio + gpu_idle_runtime_ratio +
+#   gpu_idle_cpu_op_ratio + gpu_idle_python_ratio` (`lib.host_issue_idle`),
+#   the GPU idle time while the launching thread was in the launch call,
+#   runtime calls, CPU operators or Python frames, minus what
+#   allocator-churn and repeated-small-op claim. Confirmed: measured
+#   directly.
 #
 #   **Severity.** By impact: high from 20%, medium from 2%, low below.
 #

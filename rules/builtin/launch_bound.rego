@@ -72,12 +72,14 @@
 #   or `foreach=True`, `F.scaled_dot_product_attention`).
 #
 #   **Impact estimate.** The GPU idle time spent while the launching thread
-#   was in runtime calls or CPU operators (`gpu_idle_launch_ratio +
-#   gpu_idle_cpu_op_ratio`): the time the GPU waits for the host to issue
-#   the next kernel, which CUDA Graphs or fusion remove. Idle time in the
-#   DataLoader, in syncs, in the optimizer or with nothing recorded belongs
-#   to other rules. The part that repeated-small-op already claims is
-#   subtracted, so the two never count the same time.
+#   was in the launch call, runtime calls, CPU operators or Python frames
+#   (`gpu_idle_launch_ratio + gpu_idle_runtime_ratio + gpu_idle_cpu_op_ratio
+#   + gpu_idle_python_ratio`, `lib.host_issue_idle`): the time the GPU waits
+#   for the host to issue the next kernel, which CUDA Graphs or fusion
+#   remove. Idle time in the DataLoader, in syncs, in the optimizer or with
+#   nothing recorded belongs to other rules. The parts that allocator-churn
+#   and repeated-small-op already claim are subtracted, so no two rules
+#   count the same time.
 #
 #   **Severity.** By impact: high from 20%, medium from 2%, low below.
 #
