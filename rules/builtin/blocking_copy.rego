@@ -75,7 +75,7 @@ finding contains f if {
 	slib.first_of(x, copies)
 	others := sort([y.line | some y in copies; y.loop == x.loop; y != x])
 	f := {
-		"msg": sprintf("%s copies to the GPU synchronously every step (%s)%s; pass non_blocking=True (with a pinned DataLoader)", [x.text, slib.step_where(input.loops, x.site), also(others)]),
+		"msg": sprintf("%s copies to the GPU synchronously every step (%s)%s; pass non_blocking=True (with a pinned DataLoader)", [x.text, slib.step_where(input.loops, x.site), also(others, x.line)]),
 		"impact": params.impact,
 		"location": x.location,
 	}
@@ -101,6 +101,13 @@ syncs_in(syncs, loop) if {
 	s.loop == loop
 }
 
-also(others) := "" if count(others) == 0
+also(others, line) := "" if count(others) == 0
+
+# all on the copy's own line: say so (x.to(d), y.to(d) on one line)
+else := sprintf(", as do the other copies at %s (this line)", [slib.lines_text(others)]) if {
+	every l in others {
+		l == line
+	}
+}
 
 else := sprintf(", as do the copies at %s", [slib.lines_text(others)])
