@@ -1,7 +1,9 @@
 package facts
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -332,6 +334,24 @@ func (d *deriver) collectives() {
 		e := &evs[i]
 		d.f.Collectives = append(d.f.Collectives, Collective{Name: d.t.Name(e), StartUS: float64(d.t.BaseTimeNS+e.TS) / 1e3, DurUS: float64(e.Dur) / 1e3})
 	}
+	d.commExamples(idx)
+}
+
+// commExamples sets Facts.Examples["comm"]: the longest communication
+// events (kernels, or gloo calls on a CPU-only trace), longest first, ties
+// by file order: the communication rules' evidence.
+func (d *deriver) commExamples(idx []int) {
+	if len(idx) == 0 {
+		return
+	}
+	evs := d.t.Events
+	long := slices.Clone(idx)
+	slices.SortStableFunc(long, func(a, b int) int { return cmp.Or(cmp.Compare(evs[b].Dur, evs[a].Dur), cmp.Compare(a, b)) })
+	refs := make([]EventRef, 0, min(len(long), d.cfg.Examples))
+	for _, i := range long[:min(len(long), d.cfg.Examples)] {
+		refs = append(refs, d.ref(&evs[i]))
+	}
+	d.f.Examples["comm"] = refs
 }
 
 // hostCollectives lists the gloo collectives in W (CPU-only traces) with
@@ -350,4 +370,5 @@ func (d *deriver) hostCollectives() {
 		e := &evs[i]
 		d.f.Collectives = append(d.f.Collectives, Collective{Name: d.t.Name(e), StartUS: float64(d.t.BaseTimeNS+e.TS) / 1e3, DurUS: float64(e.Dur) / 1e3})
 	}
+	d.commExamples(idx)
 }

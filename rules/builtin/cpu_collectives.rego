@@ -37,6 +37,7 @@
 #   severity: high
 #   category: distributed
 #   requires: [host_comm_time_ratio, host_comm_exposed_ratio]
+#   examples: comm
 #   params:
 #     min_exposed_ratio: 0.05
 #   references:

@@ -63,6 +63,7 @@
 #   severity: high
 #   category: distributed
 #   requires: [comm_kernel_time_ratio, exposed_comm_ratio, kernel_count]
+#   examples: comm
 #   confidence: likely
 #   params:
 #     min_exposed_ratio: 0.05

@@ -66,6 +66,7 @@
 #   severity: high
 #   category: distributed
 #   requires: [has_gpu, collective_stats, device_peak, window_us]
+#   examples: comm
 #   params:
 #     min_message_bytes: 4194304
 #     max_peak_ratio: 0.25
