@@ -32,7 +32,7 @@
 #   `wait_event`) and collectives on side streams; with several ranks, a
 #   straggler makes the others wait.
 #
-#   When one wait fills most of a trace without steps, the work it waits
+#   When waits fill most (`min_outside_ratio`) of a trace without steps, the work they wait
 #   for is not in the trace (an event recorded by a stream or process the
 #   profiler did not see, or work issued before it started), and the
 #   blocking copy is where the host noticed, not the cause:
@@ -64,6 +64,7 @@
 #   examples: idle_queued
 #   params:
 #     min_idle_ratio: 0.05
+#     min_outside_ratio: 0.5
 #   references:
 #     - https://pytorch.org/docs/stable/notes/cuda.html#asynchronous-execution
 #     - https://pytorch.org/docs/stable/notes/cuda.html#cuda-streams
@@ -103,11 +104,11 @@ culprit(c) := concat("", [
 next_note := sprintf("; the GPU waits to run %s", [input.idle_culprits.queued[0].name]) if input.idle_culprits.queued[0]
 else := ""
 
-# outside: one GPU-side wait covers most of a window without steps: what
-# it waits for lies outside the trace.
+# outside: GPU-side waits cover most (min_outside_ratio) of a window
+# without steps: what they wait for lies outside the trace.
 outside if {
 	not input.has_steps
-	input.gpu_idle_queued_ratio >= 0.5
+	input.gpu_idle_queued_ratio >= params.min_outside_ratio
 }
 
 fix := "outside-window" if outside

@@ -182,5 +182,5 @@ ddp_broadcast_note := "; the unflatten_dense_tensors in DistributedDataParallel.
 optimizer_update_ops := {
 	"aten::add_", "aten::mul_", "aten::addcmul_", "aten::addcdiv_", "aten::sqrt", "aten::sqrt_",
 	"aten::div", "aten::div_", "aten::lerp_", "aten::sub_", "aten::maximum", "aten::neg", "aten::mul",
-	"aten::add", "aten::copy_", "aten::clamp_", "aten::sign", "aten::zero_",
+	"aten::add", "aten::clamp_", "aten::sign",
 }
