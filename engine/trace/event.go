@@ -20,6 +20,9 @@ type rawEvent struct {
 
 // event parses one event object (the '{' is next) and stores it.
 func (p *parser) event() error {
+	if !p.par.general && p.fastEvent() {
+		return nil
+	}
 	lx := p.lx
 	var r rawEvent
 	r.off = lx.offset()
@@ -649,9 +652,51 @@ func (p *parser) inputDims(ev *Event) error {
 func (p *parser) dimsFast(ev *Event) bool {
 	lx := p.lx
 	b := lx.buf[lx.pos+1 : lx.end] // after the outer '['
-	has := ev.Has
-	lead := ev.LeadDim
-	ws := false // whitespace seen: the text is b without it
+	d, ok := scanDims(b)
+	if !ok {
+		return false
+	}
+	out := b[:d.n]
+	if d.ws {
+		out = p.compactDims(out)
+	}
+	off := lx.offset()
+	lx.pos += d.n + 2
+	s := Str(0)
+	if len(out) > 0 && len(out) <= maxShapeText {
+		s = p.str(out, off)
+	}
+	p.shape.Dims = s
+	if d.hasLead && ev.Has&HasLeadDim == 0 {
+		ev.LeadDim, ev.Has = d.lead, ev.Has|HasLeadDim
+	}
+	return true
+}
+
+// compactDims returns dims text without its whitespace, in p.shapeBuf.
+func (p *parser) compactDims(b []byte) []byte {
+	out := p.shapeBuf[:0]
+	for _, c := range b {
+		if c != ' ' && c != '\n' && c != '\r' && c != '\t' {
+			out = append(out, c)
+		}
+	}
+	p.shapeBuf = out
+	return out
+}
+
+// dimsScan is what scanDims found: the outer list's closing ']' at b[n],
+// whether whitespace was seen, and the first size that fits an int32.
+type dimsScan struct {
+	n       int
+	ws      bool
+	lead    int32
+	hasLead bool
+}
+
+// scanDims scans a list of flat lists of integers from just after its
+// opening '['; ok is false for anything else or when b ends first.
+func scanDims(b []byte) (d dimsScan, ok bool) {
 	// Where we are: in the outer list (depth 1) or a shape (depth 2), and
 	// whether an item may end the list (after '[' or an item) or is
 	// required (after ',').
@@ -661,64 +706,47 @@ func (p *parser) dimsFast(ev *Event) bool {
 		switch {
 		case c == '[':
 			if depth != 1 || afterItem {
-				return false
+				return d, false
 			}
 			depth, needItem = 2, false
 		case c == ']':
 			if needItem {
-				return false
+				return d, false
 			}
 			if depth == 2 {
 				depth, afterItem = 1, true
 				continue
 			}
-			out := b[:i]
-			if ws {
-				out = p.shapeBuf[:0]
-				for _, c := range b[:i] {
-					if c != ' ' && c != '\n' && c != '\r' && c != '\t' {
-						out = append(out, c)
-					}
-				}
-				p.shapeBuf = out
-			}
-			off := lx.offset()
-			lx.pos += i + 2
-			s := Str(0)
-			if len(out) > 0 && len(out) <= maxShapeText {
-				s = p.str(out, off)
-			}
-			p.shape.Dims = s
-			ev.Has, ev.LeadDim = has, lead
-			return true
+			d.n = i
+			return d, true
 		case c == ',':
 			if !afterItem {
-				return false
+				return d, false
 			}
 			needItem, afterItem = true, false
 		case c == '-' || c >= '0' && c <= '9':
 			if depth != 2 || afterItem {
-				return false
+				return d, false
 			}
 			j := i + 1
 			for j < len(b) && (b[j] >= '0' && b[j] <= '9' || b[j] == '-') {
 				j++
 			}
 			if j == len(b) || isNumByte(b[j]) {
-				return false // a fraction or exponent, or the window ends
+				return d, false // a fraction or exponent, or the window ends
 			}
-			if has&HasLeadDim == 0 {
+			if !d.hasLead {
 				if v, ok := parseInt(b[i:j]); ok && v == int64(int32(v)) {
-					lead, has = int32(v), has|HasLeadDim
+					d.lead, d.hasLead = int32(v), true
 				}
 			}
 			i = j - 1
 			needItem, afterItem = false, true
 		case c == ' ' || c == '\n' || c == '\r' || c == '\t':
-			ws = true
+			d.ws = true
 		default:
-			return false
+			return d, false
 		}
 	}
-	return false
+	return d, false
 }

@@ -15,3 +15,12 @@ func ParallelJoined() int64 { return parJoined.Load() }
 // RaceOn is whether the tests run under the race detector: the heavy
 // comparisons then take one setting.
 const RaceOn = raceOn
+
+// ParseGeneral is ParseWith without the fast path (fast.go): the
+// reference the fast path is compared with.
+func ParseGeneral(r io.Reader, name string, workers, chunk int) (*Trace, error) {
+	return parseOpts(r, name, parOptions{workers: workers, chunk: chunk, general: true})
+}
+
+// FastRead is the number of events fast paths have read so far.
+func FastRead() int64 { return fastRead.Load() }

@@ -51,6 +51,9 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("%d workers, chunk %d: the parallel read differs from the serial one (error %v, serial %v)", opt[0], opt[1], gerr, err)
 			}
 		}
+		if got, gerr := trace.ParseGeneral(bytes.NewReader(data), "fuzz.json", 1, 0); fmt.Sprint(gerr) != fmt.Sprint(err) || err == nil && !reflect.DeepEqual(got, tr) {
+			t.Fatalf("the general read differs from the fast path's (error %v, fast %v)", gerr, err)
+		}
 		if got, gerr := trace.ParseWith(iotest.OneByteReader(bytes.NewReader(data)), "fuzz.json", 1, 0); fmt.Sprint(gerr) != fmt.Sprint(err) || err == nil && !reflect.DeepEqual(got, tr) {
 			t.Fatalf("one-byte reads: the read differs (error %v, serial %v)", gerr, err)
 		}

@@ -196,6 +196,7 @@ func (p *parser) member(first bool, where string) (key []byte, done bool, err er
 // finish closes the read: unmatched B events, sentinel and corrupt records.
 func (p *parser) finish() {
 	t := p.t
+	fastRead.Add(p.fastN)
 	p.matchBeginEnd()
 	chunks := append(p.chunks, p.flat, p.cur)
 	p.chunks, p.flat, p.cur = nil, nil, nil

@@ -47,8 +47,9 @@ const (
 
 // parOptions sets up the parallel read; zero values take the defaults.
 type parOptions struct {
-	workers int // 0: GOMAXPROCS; 1: serial
-	chunk   int // 0: parChunk
+	workers int  // 0: GOMAXPROCS; 1: serial
+	chunk   int  // 0: parChunk
+	general bool // no fast path (fast.go): the tests' reference read
 }
 
 // parChunkSize is the chunk size for an input of size bytes (0: unknown)
@@ -154,6 +155,7 @@ func (p *parser) parallelEvents() (joined int, retry int64) {
 			go func() {
 				defer wg.Done()
 				wp := newChunkParser(p.name)
+				wp.par.general = p.par.general
 				for c := range jobs {
 					if !abort.Load() {
 						wp.parseChunk(c)
@@ -432,6 +434,8 @@ func (p *parser) parseChunk(c *chunk) {
 			break
 		}
 	}
+	fastRead.Add(p.fastN)
+	p.fastN = 0
 	c.clean = clean && !p.idClash && len(t.ids) < maxLocalIDs
 	c.keys, c.strs, c.strNote, c.strOff = p.keys, t.strs, p.strNote, p.strOff
 	c.idKeys, c.ids = p.idKeys, t.ids

@@ -28,6 +28,14 @@ var parChunks = []int{1, 300, 64 << 10}
 func checkParallel(t *testing.T, data []byte, withFacts bool) {
 	t.Helper()
 	want, werr := trace.ParseWith(bytes.NewReader(data), "t.json", 1, 0)
+	// The fast path (fast.go) reads what the general read does.
+	gen, generr := trace.ParseGeneral(bytes.NewReader(data), "t.json", 1, 0)
+	if fmt.Sprint(generr) != fmt.Sprint(werr) {
+		t.Fatalf("general read: error %v, fast path %v", generr, werr)
+	}
+	if werr == nil && !reflect.DeepEqual(gen, want) {
+		t.Fatalf("the fast path's read differs from the general one:\n%s", firstDiff(want, gen))
+	}
 	var wantFacts []byte
 	if werr == nil && withFacts {
 		wantFacts = factsJSON(t, want)
@@ -71,7 +79,8 @@ func factsJSON(t *testing.T, tr *trace.Trace) []byte {
 	return b
 }
 
-// firstDiff names the first part of two traces that differs.
+// firstDiff names the first part of two traces that differs ("serial":
+// want).
 func firstDiff(got, want *trace.Trace) string {
 	if len(got.Events) != len(want.Events) {
 		return fmt.Sprintf("%d events, serial %d", len(got.Events), len(want.Events))
@@ -112,10 +121,13 @@ func TestParallelMatchesSerialOnSharedTraces(t *testing.T) {
 	if len(paths) == 0 {
 		t.Skipf("skipping: no traces under %s", dir)
 	}
-	joined := trace.ParallelJoined()
+	joined, fast := trace.ParallelJoined(), trace.FastRead()
 	defer func() {
 		if trace.ParallelJoined() == joined {
 			t.Errorf("no event was joined from a parallel read: the parallel path was not taken")
+		}
+		if trace.FastRead() == fast {
+			t.Errorf("no event was read by the fast path")
 		}
 	}()
 	for _, p := range paths {

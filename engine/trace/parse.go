@@ -71,7 +71,8 @@ type parser struct {
 
 	open    map[[2]ID][]beEvent // B and E events awaiting matching, per (pid, tid)
 	nEvents int32
-	stop    bool // input ended early; keep what was read
+	fastN   int64 // events the fast path read (fast.go)
+	stop    bool  // input ended early; keep what was read
 	chunks  [][]Event
 	keyBuf  []byte // a key copied out of the window (see member)
 	recent  [1 << recentBits]recentString

@@ -1,0 +1,561 @@
+package trace
+
+import "sync/atomic"
+
+// The fast path reads an event object in the form torch.profiler writes,
+// with the window's bytes and position in locals: no escapes in the
+// strings it keeps, numbers in plain form, no repairs to make, the whole
+// object inside the window. Anything else makes it give up having changed
+// nothing but the string tables, whose interning is idempotent and done in
+// file order, and set-only flags the general read sets at the same place
+// (RecordShapes, WithStack); event then reads the object in full. So the
+// result is the general read's in every case, which the tests check on
+// every shared trace and in FuzzParse.
+
+// fastRead counts the events fast paths have read, added when a read
+// ends (for the tests that check the fast path is taken).
+var fastRead atomic.Int64
+
+// Event members the fast path keeps, as bits of a seen-set: a member that
+// repeats sends the event to the general read (where the last one wins).
+const (
+	fkPh = 1 << iota
+	fkCat
+	fkName
+	fkPID
+	fkTID
+	fkTS
+	fkDur
+	fkArgs
+)
+
+// Args members the fast path keeps.
+const (
+	faCorrelation = 1 << iota
+	faExternalID
+	faDevice // "device" and "Device Id" both set Event.Device
+	faStream
+	faBytes
+	faTotalAllocated
+	faReserved
+	faDeviceType
+	faDims
+	faTypes
+	faConcrete
+)
+
+// pendingArgs holds what the fast path read from args that the general
+// read writes to the trace's side tables as it goes; they are written when
+// the whole event has been read.
+type pendingArgs struct {
+	shape              OpShapes
+	reserved, devType  int64
+	hasRes, hasDevType bool
+}
+
+// fastEvent reads the event object at lx.pos (its '{') and stores it,
+// reporting true, or reports false with lx unmoved.
+func (p *parser) fastEvent() bool {
+	lx := p.lx
+	b := lx.buf[:lx.end]
+	i := lx.pos + 1
+	var r rawEvent
+	r.off = lx.base + int64(lx.pos)
+	r.ev.Index = p.nEvents
+	var pend pendingArgs
+	var seen uint32
+	for first := true; ; first = false {
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return false
+		}
+		if b[i] == '}' {
+			i++
+			break
+		}
+		if !first {
+			if b[i] != ',' {
+				return false
+			}
+			i = skipWS(b, i+1)
+		}
+		k, next := plainKeyAt(b, i)
+		if next < 0 {
+			return false
+		}
+		i = next
+		valOff := lx.base + int64(i) // where the general read takes a value's offset
+		if i = skipWS(b, i); i >= len(b) {
+			return false
+		}
+		var bit uint32
+		switch string(k) {
+		case "ph":
+			bit = fkPh
+		case "cat":
+			bit = fkCat
+		case "name":
+			bit = fkName
+		case "pid":
+			bit = fkPID
+		case "tid":
+			bit = fkTID
+		case "ts":
+			bit = fkTS
+		case "dur":
+			bit = fkDur
+		case "args":
+			bit = fkArgs
+		default:
+			if i = skipValueAt(b, i); i < 0 {
+				return false
+			}
+			continue
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		switch bit {
+		case fkPh, fkCat, fkName:
+			if b[i] != '"' {
+				return false
+			}
+			s, e := plainStringAt(b, i)
+			if e < 0 {
+				return false
+			}
+			i = e + 1
+			if bit == fkPh {
+				if e > s {
+					r.ph = b[s]
+				}
+				continue
+			}
+			lx.escaped = false
+			id := p.str(b[s:e], valOff)
+			if bit == fkCat {
+				r.ev.CatName = id
+			} else {
+				r.ev.Name = id
+			}
+		case fkPID, fkTID:
+			var v []byte
+			switch c := b[i]; {
+			case c == '"':
+				s, e := plainStringAt(b, i)
+				if e < 0 {
+					return false
+				}
+				v, i = b[s:e], e+1
+			case c >= '0' && c <= '9' || c == '-':
+				e := numberEnd(b, i)
+				if e < 0 {
+					return false
+				}
+				v, i = b[i:e], e
+			default:
+				return false
+			}
+			if bit == fkPID {
+				r.ev.PID = p.id(v)
+			} else {
+				r.ev.TID = p.id(v)
+			}
+		case fkTS, fkDur:
+			e := numberEnd(b, i)
+			if e < 0 {
+				return false
+			}
+			v, ok := parseNS(b[i:e])
+			if !ok {
+				return false
+			}
+			i = e
+			if bit == fkTS {
+				r.ev.TS, r.hasTS = v, true
+			} else {
+				r.ev.Dur, r.hasDur = v, true
+			}
+		case fkArgs:
+			if i = p.fastArgs(b, i, &r.ev, &pend); i < 0 {
+				return false
+			}
+		}
+	}
+	lx.pos = i
+	p.fastN++
+	p.nEvents++
+	p.t.Health.EventsRead++
+	if pend.hasRes {
+		p.memArg(r.ev.Index, 'T', pend.reserved)
+	}
+	if pend.hasDevType {
+		p.memArg(r.ev.Index, 'D', pend.devType)
+	}
+	if sh := pend.shape; sh.Dims != 0 || sh.Types != 0 || sh.Concrete != 0 {
+		sh.Index = r.ev.Index
+		p.t.Shapes = append(p.t.Shapes, sh)
+		r.ev.Has |= HasShapes
+	}
+	p.store(&r)
+	return true
+}
+
+// fastArgs reads the args object at b[i] as argsBody does, returning the
+// index after it, or -1 to give up. The shape-table text and memory args
+// go to pend.
+func (p *parser) fastArgs(b []byte, i int, ev *Event, pend *pendingArgs) int {
+	if b[i] != '{' {
+		return -1
+	}
+	i++
+	var seen uint32
+	for first := true; ; first = false {
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return -1
+		}
+		if b[i] == '}' {
+			return i + 1
+		}
+		if !first {
+			if b[i] != ',' {
+				return -1
+			}
+			i = skipWS(b, i+1)
+		}
+		k, next := plainKeyAt(b, i)
+		if next < 0 {
+			return -1
+		}
+		i = next
+		valOff := p.lx.base + int64(i)
+		if i = skipWS(b, i); i >= len(b) {
+			return -1
+		}
+		var bit uint32
+		var flag uint16
+		var dst *int64
+		var dst32 *int32
+		switch string(k) {
+		case "correlation":
+			bit, flag, dst = faCorrelation, HasCorrelation, &ev.Correlation
+		case "External id", "external id":
+			bit, flag, dst = faExternalID, HasExternalID, &ev.ExternalID
+		case "device":
+			bit, flag, dst32 = faDevice, HasDevice, &ev.Device
+		case "stream":
+			bit, flag, dst32 = faStream, HasStream, &ev.Stream
+		case "bytes", "Bytes":
+			bit, flag, dst = faBytes, HasBytes, &ev.Bytes
+		case "Total Allocated":
+			bit, flag, dst = faTotalAllocated, HasTotalAllocated, &ev.TotalAllocated
+		case "Device Id":
+			bit, flag, dst32 = faDevice, HasDeviceID, &ev.Device
+		case "Total Reserved":
+			bit, dst = faReserved, &pend.reserved
+		case "Device Type":
+			bit, dst = faDeviceType, &pend.devType
+		case "Input Dims", "Input dims":
+			bit = faDims
+		case "Input type":
+			bit = faTypes
+		case "Concrete Inputs":
+			bit = faConcrete
+		case "Call stack":
+			p.t.WithStack = true
+		default:
+			if commKey(k) != 0 {
+				return -1 // collectives are few: the general read takes them
+			}
+		}
+		if bit == 0 {
+			if i = skipValueAt(b, i); i < 0 {
+				return -1
+			}
+			continue
+		}
+		if seen&bit != 0 {
+			return -1
+		}
+		seen |= bit
+		switch bit {
+		case faDims:
+			p.t.RecordShapes = true
+			if i = p.fastDims(b, i, ev, &pend.shape); i < 0 {
+				return -1
+			}
+			continue
+		case faTypes, faConcrete:
+			if i = p.fastStringList(b, i, valOff, ev, bit == faTypes, &pend.shape); i < 0 {
+				return -1
+			}
+			continue
+		}
+		if c := b[i]; c != '-' && (c < '0' || c > '9') {
+			if i = skipValueAt(b, i); i < 0 {
+				return -1
+			}
+			continue
+		}
+		e := numberEnd(b, i)
+		if e < 0 {
+			return -1
+		}
+		v, ok := parseInt(b[i:e])
+		i = e
+		if !ok {
+			continue
+		}
+		switch {
+		case bit == faReserved:
+			pend.reserved, pend.hasRes = v, true
+		case bit == faDeviceType:
+			pend.devType, pend.hasDevType = v, true
+		case dst32 != nil:
+			if v != int64(int32(v)) {
+				continue
+			}
+			*dst32 = int32(v)
+			ev.Has |= flag
+		default:
+			*dst = v
+			ev.Has |= flag
+		}
+	}
+}
+
+// fastDims reads args["Input Dims"] at b[i] as inputDims does when its
+// dimsFast takes it, or returns -1.
+func (p *parser) fastDims(b []byte, i int, ev *Event, sh *OpShapes) int {
+	if b[i] != '[' {
+		return -1
+	}
+	d, ok := scanDims(b[i+1:])
+	if !ok {
+		return -1
+	}
+	out := b[i+1 : i+1+d.n]
+	if d.ws {
+		out = p.compactDims(out)
+	}
+	if len(out) > 0 && len(out) <= maxShapeText {
+		sh.Dims = p.str(out, p.lx.base+int64(i))
+	}
+	if d.hasLead && ev.Has&HasLeadDim == 0 {
+		ev.LeadDim = d.lead
+		ev.Has |= HasLeadDim
+	}
+	return i + d.n + 2
+}
+
+// fastStringList reads args["Input type"] (types true: keeping the first
+// tensor dtype in ev.DType) or args["Concrete Inputs"] at b[i] as
+// stringList does, for a list of plain strings, or returns -1. off is the
+// value's offset as the general read takes it.
+func (p *parser) fastStringList(b []byte, i int, off int64, ev *Event, types bool, sh *OpShapes) int {
+	if b[i] != '[' {
+		return -1
+	}
+	buf := p.shapeBuf[:0]
+	for n := 0; ; n++ {
+		i = skipWS(b, i+1) // past '[' or ','
+		if i >= len(b) {
+			return -1
+		}
+		if n == 0 && b[i] == ']' {
+			break
+		}
+		if b[i] != '"' {
+			return -1
+		}
+		s, e := plainStringAt(b, i)
+		if e < 0 {
+			return -1
+		}
+		if n > 0 {
+			buf = append(buf, '|')
+		}
+		buf = append(buf, b[s:e]...)
+		if len(buf) > maxShapeText {
+			return -1
+		}
+		if types && ev.DType == 0 && e > s {
+			switch string(b[s:e]) {
+			case "Scalar", "ScalarList", "TensorList", "GenericList":
+			default:
+				p.lx.escaped = false
+				ev.DType = p.str(b[s:e], p.lx.base+int64(i))
+			}
+		}
+		if i = skipWS(b, e+1); i >= len(b) {
+			return -1
+		}
+		if b[i] == ']' {
+			break
+		}
+		if b[i] != ',' {
+			return -1
+		}
+	}
+	p.shapeBuf = buf
+	var s Str
+	if len(buf) > 0 {
+		p.lx.escaped = false
+		s = p.str(buf, off)
+	}
+	if types {
+		sh.Types = s
+	} else {
+		sh.Concrete = s
+	}
+	return i + 1
+}
+
+// skipWS returns the index of the first byte at or after i that is not
+// JSON whitespace (len(b) when none is).
+func skipWS(b []byte, i int) int {
+	for i < len(b) && b[i] <= ' ' && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// plainKeyAt reads `"key"` and the colon after it (spaces allowed before
+// the colon) at b[i], a key without escapes; next is the index after the
+// colon, or -1.
+func plainKeyAt(b []byte, i int) (key []byte, next int) {
+	if i >= len(b) || b[i] != '"' {
+		return nil, -1
+	}
+	s, e := plainStringAt(b, i)
+	if e < 0 {
+		return nil, -1
+	}
+	j := skipWS(b, e+1)
+	if j >= len(b) || b[j] != ':' {
+		return nil, -1
+	}
+	return b[s:e], j + 1
+}
+
+// plainStringAt finds the string whose opening quote is b[i]: its bytes
+// are b[s:e] and b[e] is the closing quote. e is -1 when the string has an
+// escape, is longer than maxString or does not end inside b.
+func plainStringAt(b []byte, i int) (s, e int) {
+	s = i + 1
+	q := quoteOrSlashWords(b, s, shortString)
+	if q < 0 {
+		q = quoteOrSlash(b[s:min(len(b), s+maxString+1)])
+		if q < 0 {
+			return s, -1
+		}
+		q += s
+	}
+	if b[q] != '"' {
+		return s, -1
+	}
+	return s, q
+}
+
+// numberEnd returns the end of the number token at b[i] (a digit or '-'
+// followed by a digit), as lexer.number reads it, or -1 when it may go on
+// past b or is too long.
+func numberEnd(b []byte, i int) int {
+	j := i
+	if b[j] == '-' {
+		j++
+		if j >= len(b) || b[j] < '0' || b[j] > '9' {
+			return -1
+		}
+	}
+	for j < len(b) && isNumByte(b[j]) {
+		j++
+	}
+	if j >= len(b) || j-i > maxToken {
+		return -1
+	}
+	return j
+}
+
+// skipValueAt skips the value at b[i] as lexer.skipValue does when it has
+// nothing to repair, returning the index after it, or -1 (a non-finite
+// token, a trailing comma, an unknown word, the value going on past b).
+func skipValueAt(b []byte, i int) int {
+	switch c := b[i]; {
+	case c == '"':
+		return skipStringAt(b, i)
+	case c == '{' || c == '[':
+		depth := 0
+		for i < len(b) {
+			switch c := b[i]; c {
+			case '{', '[':
+				depth++
+				i++
+			case '}', ']':
+				depth--
+				i++
+				if depth == 0 {
+					return i
+				}
+			case '"':
+				if i = skipStringAt(b, i); i < 0 {
+					return -1
+				}
+			case ',':
+				i = skipWS(b, i+1)
+				if i >= len(b) || b[i] == '}' || b[i] == ']' {
+					return -1
+				}
+			case ' ', '\n', '\r', '\t', ':':
+				i++
+			default:
+				if i = skipScalarAt(b, i); i < 0 {
+					return -1
+				}
+			}
+		}
+		return -1
+	default:
+		return skipScalarAt(b, i)
+	}
+}
+
+// skipScalarAt skips a number or true/false/null at b[i], or returns -1.
+func skipScalarAt(b []byte, i int) int {
+	c := b[i]
+	if c == '-' || c >= '0' && c <= '9' {
+		return numberEnd(b, i)
+	}
+	for _, w := range [...]string{"true", "false", "null"} {
+		if len(b)-i > len(w) && string(b[i:i+len(w)]) == w {
+			if n := b[i+len(w)]; (n >= 'a' && n <= 'z') || (n >= 'A' && n <= 'Z') || n == '/' {
+				return -1
+			}
+			return i + len(w)
+		}
+	}
+	return -1
+}
+
+// skipStringAt skips the string whose opening quote is b[i], escapes and
+// all, returning the index after its closing quote, or -1 when it does not
+// end inside b.
+func skipStringAt(b []byte, i int) int {
+	j := i + 1
+	for {
+		q := quoteOrSlash(b[j:])
+		if q < 0 {
+			return -1
+		}
+		j += q
+		if b[j] == '"' {
+			return j + 1
+		}
+		j += 2 // a backslash and the byte it escapes
+		if j >= len(b) {
+			return -1
+		}
+	}
+}
