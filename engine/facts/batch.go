@@ -35,8 +35,11 @@ func (d *deriver) batchSize() {
 	slices.SortFunc(steps, func(a, b step) int { return cmp.Compare(a.s, b.s) })
 	// Steps do not overlap: an event belongs to the latest step starting
 	// at or before it, when it starts before that step's end on its thread.
+	k := 0 // steps starting at or before the last event found: events come nearly in time order
 	find := func(e *trace.Event) *step {
-		k, _ := slices.BinarySearchFunc(steps, e.TS+1, func(s step, ts int64) int { return cmp.Compare(s.s, ts) })
+		if k > 0 && steps[k-1].s > e.TS || k < len(steps) && steps[k].s <= e.TS {
+			k, _ = slices.BinarySearchFunc(steps, e.TS+1, func(s step, ts int64) int { return cmp.Compare(s.s, ts) })
+		}
 		if k == 0 {
 			return nil
 		}

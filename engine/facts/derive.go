@@ -94,6 +94,7 @@ type deriver struct {
 	busy     ivset            // primary-device GPU activity ∩ W (set by gpu)
 	hot      map[string][]int // hot host events by PySite kind (set by gpu, host)
 	blocking map[int]bool     // blocking async copies: host syncs (set by host)
+	winHint  int              // the window segment inWindow found last
 	oneOff   map[int]bool     // one-off runtime calls in W (set by oneOffCalls)
 
 	frames      []int // python_function events by (pid, tid, ts, longer first); see indexFrames
@@ -481,6 +482,10 @@ func percentile(sorted []float64, q float64) float64 {
 // inWindow reports whether ts lies in W's half-open intervals.
 func (d *deriver) inWindow(ts int64) bool {
 	w := d.window
+	// Most calls fall in the segment the last one found.
+	if h := d.winHint; h < len(w) && w[h].s <= ts && ts < w[h].e {
+		return true
+	}
 	lo, hi := 0, len(w)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
@@ -490,7 +495,11 @@ func (d *deriver) inWindow(ts int64) bool {
 			hi = m
 		}
 	}
-	return lo < len(w) && w[lo].s <= ts
+	if lo < len(w) && w[lo].s <= ts {
+		d.winHint = lo
+		return true
+	}
+	return false
 }
 
 // clippedUnion returns |union(iv) ∩ W| in nanoseconds. Like unionOf, it

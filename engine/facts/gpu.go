@@ -154,7 +154,6 @@ func (d *deriver) host() {
 	var dlIdx []int
 	sawDL, single := false, false
 	d.blocking = d.blockingCopies()
-	blocking := d.blocking
 	training, compiled := false, false
 	for _, i := range d.gpuActs {
 		if d.is(&evs[i], kCompiled) {
@@ -173,7 +172,7 @@ func (d *deriver) host() {
 		if d.is(e, kCompiled) {
 			compiled = true
 		}
-		if d.is(e, kSync) || blocking[i] {
+		if d.is(e, kSync) || d.isBlockingCopy(i) {
 			k := thread{e.PID, e.TID}
 			syncs[k] = append(syncs[k], i)
 		}
@@ -258,6 +257,13 @@ func (d *deriver) blockingCopies() map[int]bool {
 		out[li] = true
 	}
 	return out
+}
+
+// isBlockingCopy reports whether event i is a launch of a blocking copy
+// (see blockingCopies); only async-copy calls can be, so others skip the
+// lookup.
+func (d *deriver) isBlockingCopy(i int) bool {
+	return len(d.blocking) > 0 && d.is(&d.t.Events[i], kAsyncCopy) && d.blocking[i]
 }
 
 // sortByStart orders event indexes by start, longer first on ties, then

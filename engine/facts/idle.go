@@ -217,10 +217,13 @@ func (d *deriver) idleCauses(win ivset) {
 	if len(d.window) > 0 {
 		winStart = d.window[0].s
 	}
+	k := 0 // the first activity starting at or after the gap's end: gaps come in time order
 	for gi, g := range gaps {
 		a, b := g.s, g.e
 		leading := gi == 0 && a == winStart
-		k, _ := slices.BinarySearchFunc(acts, b, func(i int, ts int64) int { return cmp.Compare(evs[i].TS, ts) })
+		for k < len(acts) && evs[acts[k]].TS < b {
+			k++
+		}
 		if k == len(acts) || evs[acts[k]].TS != b || !d.inWindow(b) {
 			// Trailing gap: charged wholly to what the thread of the last
 			// launch before it was doing.
@@ -363,7 +366,7 @@ func (d *deriver) hostCause(i int) int {
 		// Blocking copies and one-off calls are runtime calls: look them
 		// up only for those.
 		switch {
-		case d.blocking[i]:
+		case d.isBlockingCopy(i):
 			return causeSync
 		case d.oneOff[i]:
 			return causeWarmup
@@ -730,7 +733,7 @@ func (d *deriver) oneOffCalls() {
 	minNS := min(int64(oneOffMinNS), d.windowNS/20)
 	counted := func(i int) bool {
 		e := &evs[i]
-		return isCPU(e) && !d.is(e, kSync) && !d.blocking[i] && d.inWindow(e.TS)
+		return isCPU(e) && !d.is(e, kSync) && !d.isBlockingCopy(i) && d.inWindow(e.TS)
 	}
 	// Only names with a call of at least minNS can have a one-off: find
 	// them first, then collect just their calls for the median.

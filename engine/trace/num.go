@@ -140,6 +140,16 @@ func parseNS(b []byte) (int64, bool) {
 	if v, ok := plainInt(b); ok && v < 1<<53 && v > -1<<53 {
 		return v * 1000, true // whole microseconds (the 2020-2021 format)
 	}
+	// Microseconds with three decimals, whole nanoseconds (Kineto since
+	// 2022): the integer part and the fraction's three digits.
+	if n := len(b); n >= 5 && b[n-4] == '.' && b[0] != '-' {
+		if v, ok := plainInt(b[:n-4]); ok && v < 1<<53 {
+			f0, f1, f2 := b[n-3]-'0', b[n-2]-'0', b[n-1]-'0'
+			if f0 <= 9 && f1 <= 9 && f2 <= 9 {
+				return v*1000 + int64(f0)*100 + int64(f1)*10 + int64(f2), true
+			}
+		}
+	}
 	m, e, neg, ok := decimal(b)
 	if !ok {
 		return 0, false
