@@ -459,11 +459,15 @@ func (p *parser) keep(ev *Event) {
 // estimate extrapolates the event count from n events read so far, or 0
 // when the input size is unknown or the input nearly read.
 func (p *parser) estimate(n int) int {
-	if p.size <= 0 || p.raw == nil {
+	if p.size <= 0 {
 		return 0
 	}
 	read := p.readAt
-	if read <= 0 {
+	switch {
+	case read > 0:
+	case p.mapped != nil:
+		read = p.lx.offset()
+	case p.raw != nil:
 		read = p.raw.n.Load()
 	}
 	if read <= 0 || read >= p.size {

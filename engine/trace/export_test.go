@@ -1,6 +1,9 @@
 package trace
 
-import "io"
+import (
+	"io"
+	"os"
+)
 
 // ParseWith is Parse with the parallel read's workers and chunk size set
 // (workers 1: the serial read; chunk 0: the default), for the tests that
@@ -24,3 +27,9 @@ func ParseGeneral(r io.Reader, name string, workers, chunk int) (*Trace, error) 
 
 // FastRead is the number of events fast paths have read so far.
 func FastRead() int64 { return fastRead.Load() }
+
+// MappedReads is the number of files read through a mapping so far.
+func MappedReads() int64 { return mappedReads.Load() }
+
+// SetAfterMap sets the hook run once a file is mapped (nil: none).
+func SetAfterMap(f func(*os.File)) { afterMap = f }

@@ -2,6 +2,7 @@ package trace_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,4 +72,47 @@ func TestFastPathGivesUp(t *testing.T) {
 		t.Errorf("the usual form with spaces, a fraction and nested skipped args was not read by the fast path")
 	}
 	checkParallel(t, data, true)
+}
+
+// TestMappedFileCutShort: a file cut short after it was mapped is an error
+// naming it, not a crash, serially and on workers.
+func TestMappedFileCutShort(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"traceEvents":[`)
+	for i := 0; i < 20000; i++ {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		fmt.Fprintf(&b, `{"ph":"X","cat":"cpu_op","name":"op%d","pid":1,"tid":1,"ts":%d,"dur":1}`, i%7, i)
+	}
+	b.WriteString(`]}`)
+	path := filepath.Join(t.TempDir(), "cut.json")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, workers := range []int{1, 2} {
+		if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := trace.MappedReads()
+		trace.SetAfterMap(func(f *os.File) {
+			if err := os.Truncate(f.Name(), 100); err != nil {
+				t.Error(err)
+			}
+		})
+		_, err = trace.ParseWith(f, path, workers, 64<<10)
+		trace.SetAfterMap(nil)
+		f.Close()
+		if trace.MappedReads() == before {
+			t.Skip("skipping: files are not mapped on this system")
+		}
+		t.Logf("%d workers: %v", workers, err)
+		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "changed while it was read") {
+			t.Errorf("%d workers: error %v, want one naming %s that says it changed while it was read", workers, err, path)
+		}
+	}
 }

@@ -35,7 +35,11 @@ type lexer struct {
 
 const windowSize = 1 << 20
 
+// newLexer makes a lexer reading r; with r nil the caller sets the window.
 func newLexer(r io.Reader) *lexer {
+	if r == nil {
+		return &lexer{}
+	}
 	return &lexer{src: r, buf: make([]byte, windowSize)}
 }
 

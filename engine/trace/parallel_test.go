@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -36,6 +37,28 @@ func checkParallel(t *testing.T, data []byte, withFacts bool) {
 	if werr == nil && !reflect.DeepEqual(gen, want) {
 		t.Fatalf("the fast path's read differs from the general one:\n%s", firstDiff(want, gen))
 	}
+	// A file is read through a mapping (mapped.go), serially and at each
+	// setting below: the same result again.
+	path := filepath.Join(t.TempDir(), "t.json")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	checkFile := func(workers, chunk int) {
+		t.Helper()
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		got, gerr := trace.ParseWith(f, "t.json", workers, chunk)
+		if fmt.Sprint(gerr) != fmt.Sprint(werr) {
+			t.Fatalf("file, %d workers, chunk %d: error %v, streamed %v", workers, chunk, gerr, werr)
+		}
+		if werr == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("file, %d workers, chunk %d: the mapped read differs from the streamed one:\n%s", workers, chunk, firstDiff(got, want))
+		}
+	}
+	checkFile(1, 0)
 	var wantFacts []byte
 	if werr == nil && withFacts {
 		wantFacts = factsJSON(t, want)
@@ -51,6 +74,7 @@ func checkParallel(t *testing.T, data []byte, withFacts bool) {
 			continue // a chunk per event: slow on large inputs, and 300 is nearly that
 		}
 		for _, workers := range workerCounts {
+			checkFile(workers, chunk)
 			got, gerr := trace.ParseWith(bytes.NewReader(data), "t.json", workers, chunk)
 			if fmt.Sprint(gerr) != fmt.Sprint(werr) {
 				t.Fatalf("chunk %d, %d workers: error %v, serial %v", chunk, workers, gerr, werr)
@@ -121,8 +145,11 @@ func TestParallelMatchesSerialOnSharedTraces(t *testing.T) {
 	if len(paths) == 0 {
 		t.Skipf("skipping: no traces under %s", dir)
 	}
-	joined, fast := trace.ParallelJoined(), trace.FastRead()
+	joined, fast, mapped := trace.ParallelJoined(), trace.FastRead(), trace.MappedReads()
 	defer func() {
+		if trace.MappedReads() == mapped && runtime.GOOS == "linux" {
+			t.Errorf("no file was read through a mapping")
+		}
 		if trace.ParallelJoined() == joined {
 			t.Errorf("no event was joined from a parallel read: the parallel path was not taken")
 		}

@@ -34,21 +34,38 @@ func Parse(r io.Reader, name string) (*Trace, error) {
 }
 
 func parseOpts(r io.Reader, name string, opt parOptions) (*Trace, error) {
-	raw := &rawCounter{r: r}
-	br := bufio.NewReaderSize(raw, 64<<10)
-	src, gz, err := decompress(br)
-	if err != nil {
-		return nil, fmt.Errorf("parse trace %s: %w", name, err)
+	if m, ok := mapInput(r); ok && !opt.streamed {
+		defer m.close()
+		return readMapped(name, m, func() (*Trace, error) { return parseInput(r, m, name, opt) })
 	}
-	if ra, ok := src.(*readAhead); ok {
-		defer ra.Close()
+	return parseInput(r, nil, name, opt)
+}
+
+// parseInput reads r, or m when the file is mapped (mapped.go).
+func parseInput(r io.Reader, m *mapping, name string, opt parOptions) (*Trace, error) {
+	var p *parser
+	if m != nil {
+		p = newParser(nil, name)
+		lx := p.lx
+		lx.buf, lx.end, lx.eof = m.data, len(m.data), true
+		p.mapped, p.size = m, int64(len(m.data))
+	} else {
+		raw := &rawCounter{r: r}
+		br := bufio.NewReaderSize(raw, 64<<10)
+		src, gz, err := decompress(br)
+		if err != nil {
+			return nil, fmt.Errorf("parse trace %s: %w", name, err)
+		}
+		if ra, ok := src.(*readAhead); ok {
+			defer ra.Close()
+		}
+		p = newParser(src, name)
+		p.t.Gzip = gz
+		p.raw, p.size = raw, inputSize(r)
 	}
-	p := newParser(src, name)
-	p.t.Gzip = gz
-	p.raw, p.size = raw, inputSize(r)
 	p.par = opt
 	if p.par.workers <= 0 {
-		p.par.workers = defaultWorkers(p.size, gz)
+		p.par.workers = defaultWorkers(p.size, p.t.Gzip)
 	}
 	if err := p.run(); err != nil {
 		return nil, fmt.Errorf("parse trace %s: %w", name, err)
@@ -86,6 +103,7 @@ type parser struct {
 	// Event store sizing (see keep): raw bytes read so far, the input's
 	// size when known, and the one flat store sized from them.
 	raw    *rawCounter
+	mapped *mapping // the mapped file the window is, or nil (mapped.go)
 	size   int64
 	flat   []Event
 	sized  bool // the sizing decision was made
@@ -522,6 +540,9 @@ func (p *parser) events(bare bool) error {
 			}
 		}
 		start := lx.offset()
+		if m := p.mapped; m != nil && int(start)-m.released >= releaseStep {
+			m.release(start)
+		}
 		if err := p.event(); err != nil {
 			if err == errEOF {
 				p.truncated(fmt.Sprintf("event %d (started at byte %d); the partial event is dropped", n, start))
