@@ -52,7 +52,7 @@ func (d *deriver) compiled() {
 	recompiles := map[[2]int64]bool{}
 	sawRegion := false
 	var graphs int64
-	names := map[trace.Str]int{} // 1 region, 2 compile span, 3 neither
+	names := make([]uint8, d.t.NumStrs()) // by name: 1 region, 2 compile span, 3 neither; 0 not yet known
 	for i := range evs {
 		e := &evs[i]
 		if !isCPU(e) {
@@ -64,8 +64,8 @@ func (d *deriver) compiled() {
 		if d.is(e, kGraphLaunch) && d.inWindow(e.TS) {
 			graphs++
 		}
-		k, ok := names[e.Name]
-		if !ok {
+		k := names[e.Name]
+		if k == 0 {
 			n := d.t.Name(e)
 			switch {
 			case isCompiledRegion(n):

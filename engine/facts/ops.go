@@ -20,6 +20,10 @@ type opIndex struct {
 	devTotal []int64 // ... by the op or its descendants
 	byThread map[thread][2]int
 	ext      []extPos // External id -> position, sorted by id (first op wins)
+	// extTable is ext as a table when the ids are dense (Kineto numbers
+	// them from a counter): position+1 at id-extBase, 0 for none.
+	extTable []int32
+	extBase  int64
 }
 
 // extPos maps an External id to an op's position in opIndex.ops.
@@ -30,11 +34,42 @@ type extPos struct {
 
 // byExt returns the position of the op with External id ext.
 func (x *opIndex) byExt(ext int64) (int, bool) {
+	if x.extTable != nil {
+		if k := uint64(ext - x.extBase); k < uint64(len(x.extTable)) && x.extTable[k] > 0 {
+			return int(x.extTable[k]) - 1, true
+		}
+		return 0, false
+	}
 	k, ok := slices.BinarySearchFunc(x.ext, ext, func(e extPos, t int64) int { return cmp.Compare(e.ext, t) })
 	if !ok {
 		return 0, false
 	}
 	return x.ext[k].pos, true
+}
+
+// indexExt makes x.ext the External id index: a table when the ids span
+// at most a few times their number, else sorted pairs. In both the first
+// op (in x.ops order) with an id wins.
+func (x *opIndex) indexExt() {
+	if len(x.ext) == 0 {
+		return
+	}
+	lo, hi := x.ext[0].ext, x.ext[0].ext
+	for _, e := range x.ext {
+		lo, hi = min(lo, e.ext), max(hi, e.ext)
+	}
+	if span := uint64(hi - lo); hi >= lo && span < uint64(4*len(x.ext)+1024) && len(x.ops) < 1<<31-1 {
+		x.extTable, x.extBase = hugemem.Make[int32](int(span)+1, int(span)+1), lo
+		for _, e := range x.ext {
+			if k := e.ext - lo; x.extTable[k] == 0 {
+				x.extTable[k] = int32(e.pos) + 1
+			}
+		}
+		x.ext = nil
+		return
+	}
+	slices.SortStableFunc(x.ext, func(a, b extPos) int { return cmp.Compare(a.ext, b.ext) })
+	x.ext = slices.CompactFunc(x.ext, func(a, b extPos) bool { return a.ext == b.ext })
 }
 
 // isOp reports whether a CPU event is an operator of the op table.
@@ -81,8 +116,7 @@ func (d *deriver) buildOps() *opIndex {
 		last := &evs[ops[n-1]]
 		x.byThread[thread{last.PID, last.TID}] = [2]int{start, n}
 	}
-	slices.SortStableFunc(x.ext, func(a, b extPos) int { return cmp.Compare(a.ext, b.ext) })
-	x.ext = slices.CompactFunc(x.ext, func(a, b extPos) bool { return a.ext == b.ext })
+	x.indexExt()
 	x.devSelf = hugemem.Make[int64](n, n)
 	x.devTotal = hugemem.Make[int64](n, n)
 	for i := range x.selfNS {
@@ -384,7 +418,7 @@ func (d *deriver) kernelTable(kstats map[trace.Str]*KernelStat) {
 
 func (d *deriver) opTable(x *opIndex) {
 	evs := d.t.Events
-	stats := map[trace.Str]*OpStat{}
+	stats := make([]*OpStat, d.t.NumStrs()) // by name
 	for p, i := range x.ops {
 		e := &evs[i]
 		if !d.inWindow(e.TS) {
@@ -402,6 +436,9 @@ func (d *deriver) opTable(x *opIndex) {
 		st.TotalDeviceUS += float64(x.devTotal[p]) / 1e3
 	}
 	for _, st := range stats {
+		if st == nil {
+			continue
+		}
 		if d.f.StepsCount > 0 {
 			st.CallsPerStep = float64(st.Calls) / float64(d.f.StepsCount)
 		}

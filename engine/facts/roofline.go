@@ -80,14 +80,13 @@ func (d *deriver) roofline(x *opIndex, kernelNS int64) {
 		return
 	}
 	evs := d.t.Events
-	models := map[trace.Str]func(*opArgs) (opCost, bool){}
+	models := make([]func(*opArgs) (opCost, bool), d.t.NumStrs()) // by name
+	known := make([]bool, d.t.NumStrs())
 	modelled := func(s trace.Str) func(*opArgs) (opCost, bool) {
-		f, ok := models[s]
-		if !ok {
-			f = modelFor(d.t.Str(s))
-			models[s] = f
+		if !known[s] {
+			models[s], known[s] = modelFor(d.t.Str(s)), true
 		}
-		return f
+		return models[s]
 	}
 	// The outermost modelled op of each position; attention roots learn
 	// whether a fused kernel op ran below them.
