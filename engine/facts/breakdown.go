@@ -359,7 +359,7 @@ func (d *deriver) commExamples(idx []int) {
 func (d *deriver) hostCollectives() {
 	evs := d.t.Events
 	var idx []int
-	for i := range evs {
+	for _, i := range d.rare {
 		e := &evs[i]
 		if e.Ph == trace.PhComplete && isCPU(e) && d.is(e, kCommCPU) && d.inWindow(e.TS) && strings.HasPrefix(d.t.Name(e), "gloo:") {
 			idx = append(idx, i)

@@ -186,7 +186,7 @@ func (d *deriver) collectiveTable(compute ivset) {
 	}
 	evs := d.t.Events
 	byThread := map[thread][]hostColl{}
-	for i := range evs {
+	for _, i := range d.rare {
 		e := &evs[i]
 		if !isCPU(e) || !d.is(e, kCommCPU) {
 			continue

@@ -47,38 +47,21 @@ func (d *deriver) compiled() {
 	evs := d.t.Events
 	regions := map[thread][]interval{}
 	var all, compile []interval
-	host := false
 	frames := map[int64]bool{}
 	recompiles := map[[2]int64]bool{}
 	sawRegion := false
 	var graphs int64
-	names := make([]uint8, d.t.NumStrs()) // by name: 1 region, 2 compile span, 3 neither; 0 not yet known
-	for i := range evs {
+	host := d.hostOps
+	for _, i := range d.rare { // every kind read below is a rareHostKinds kind
 		e := &evs[i]
 		if !isCPU(e) {
 			continue
 		}
-		if e.Cat == trace.CatCPUOp || e.Cat == trace.CatNone {
-			host = true
-		}
 		if d.is(e, kGraphLaunch) && d.inWindow(e.TS) {
 			graphs++
 		}
-		k := names[e.Name]
-		if k == 0 {
-			n := d.t.Name(e)
-			switch {
-			case isCompiledRegion(n):
-				k = 1
-			case strings.HasSuffix(n, " (dynamo_timed)"):
-				k = 2
-			default:
-				k = 3
-			}
-			names[e.Name] = k
-		}
-		switch k {
-		case 1:
+		switch {
+		case d.is(e, kCompiledRegion):
 			iv := interval{e.TS, e.End()}
 			th := thread{e.PID, e.TID}
 			regions[th] = append(regions[th], iv)
@@ -94,7 +77,7 @@ func (d *deriver) compiled() {
 					}
 				}
 			}
-		case 2:
+		case d.is(e, kDynamoTimed):
 			compile = append(compile, interval{e.TS, e.End()})
 		}
 	}

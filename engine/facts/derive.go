@@ -85,6 +85,9 @@ type deriver struct {
 	launch   *corrIndex // correlation -> its runtime/driver call
 	gpuActs  []int      // indexes of complete GPU activity (kernel, memcpy, memset), any device, file order
 	calls    []int      // indexes of complete runtime/driver calls, file order
+	rare     []int      // indexes of host events of rareHostKinds, file order
+	instants []int      // indexes of instant events, file order
+	hostOps  bool       // the trace has host operators (cpu_op or no category)
 	primary  int64
 	hasGPU   bool
 	chainNS  int64 // summed duration of chain members
@@ -165,9 +168,9 @@ func legacyExport(t *trace.Trace) bool {
 	return seen
 }
 
-// indexTimelines lists the GPU activity and the runtime calls once, so the
-// facts that need only them (a few percent of a trace's events) do not
-// scan the whole store.
+// indexTimelines lists the GPU activity, the runtime calls, the instants
+// and the host events of rareHostKinds once, so the facts that need only
+// them (a few percent of a trace's events) do not scan the whole store.
 func (d *deriver) indexTimelines() {
 	evs := d.t.Events
 	// kind: 1 GPU activity, 2 runtime call, 0 neither.
@@ -181,17 +184,25 @@ func (d *deriver) indexTimelines() {
 		}
 		return 0
 	}
-	var n [3]int
 	for i := range evs {
-		n[kind(&evs[i])]++
-	}
-	d.gpuActs, d.calls = make([]int, 0, n[1]), make([]int, 0, n[2])
-	for i := range evs {
-		switch kind(&evs[i]) {
+		e := &evs[i]
+		switch kind(e) {
 		case 1:
 			d.gpuActs = append(d.gpuActs, i)
 		case 2:
 			d.calls = append(d.calls, i)
+		}
+		switch {
+		case e.Ph == trace.PhInstant:
+			d.instants = append(d.instants, i)
+		case !isCPU(e):
+		case d.is(e, rareHostKinds):
+			d.rare = append(d.rare, i)
+			fallthrough
+		default:
+			if e.Cat == trace.CatCPUOp || e.Cat == trace.CatNone {
+				d.hostOps = true
+			}
 		}
 	}
 }
@@ -272,6 +283,16 @@ func (d *deriver) otherAccelerator() {
 	if d.hasGPU {
 		return
 	}
+	named := false // a string (category names among them) starting with mtia
+	for s := range d.t.NumStrs() {
+		if len(d.t.Str(trace.Str(s))) >= 4 && strings.EqualFold(d.t.Str(trace.Str(s))[:4], "mtia") {
+			named = true
+			break
+		}
+	}
+	if !named {
+		return
+	}
 	for i := range d.t.Events {
 		e := &d.t.Events[i]
 		if e.Cat == trace.CatOther && strings.HasPrefix(strings.ToLower(d.t.Str(e.CatName)), "mtia") {
@@ -310,7 +331,7 @@ func isCPU(e *trace.Event) bool {
 func (d *deriver) steps() {
 	evs := d.t.Events
 	var steps []int
-	for i := range evs {
+	for _, i := range d.rare {
 		e := &evs[i]
 		if isCPU(e) && d.is(e, kStep) {
 			steps = append(steps, i)

@@ -161,7 +161,7 @@ func (d *deriver) host() {
 			break
 		}
 	}
-	for i := range evs {
+	for _, i := range d.rare { // every kind read below is a rareHostKinds kind
 		e := &evs[i]
 		if !isCPU(e) {
 			continue

@@ -114,7 +114,7 @@ func (d *deriver) memory() {
 	// the oldest formats'), then grouped by device in file order.
 	all := make([]memSample, 0, len(ma))
 	j := 0
-	for i := range evs {
+	for _, i := range d.instants {
 		e := &evs[i]
 		if e.Ph != trace.PhInstant || e.Has&(trace.HasTotalAllocated|trace.HasBytes) == 0 || d.t.Name(e) != "[memory]" {
 			continue

@@ -8,7 +8,7 @@ import (
 
 // nameKind classifies an event name once per distinct string, so the
 // per-event loops test a bit instead of hashing or scanning the name.
-type nameKind uint32
+type nameKind uint64
 
 const (
 	kStep           nameKind = 1 << iota // ProfilerStep#N
@@ -42,7 +42,15 @@ const (
 	kFusedAttn                           // a fused attention op below SDPA: ...flash..., ...efficient_attention..., ...cudnn_attention...
 	kFusedAttnOp                         // an op name that is itself fused attention: flash, efficient, cudnn
 	kModule                              // "nn.Module: Name_N", the python_function frame of an nn.Module (with_modules)
+	kCompiledRegion                      // a compiled-region annotation (see isCompiledRegion)
+	kDynamoTimed                         // a "... (dynamo_timed)" compile span
 )
+
+// rareHostKinds are the kinds of the host events that the passes over few
+// events read (steps, syncs, DataLoader, optimizer, backward, compiled
+// regions, collectives): indexTimelines lists the events of these kinds
+// so those passes skip the rest of the store.
+const rareHostKinds = kStep | kSync | kDataLoader | kOptimizer | kBackward | kCompiled | kCompiledRegion | kDynamoTimed | kGraphLaunch | kCommCPU | kAsyncCopy
 
 // matmulOps are the aten ops whose kernels run on tensor cores when the
 // dtype allows (record_shapes gives the dtype).
@@ -104,6 +112,12 @@ func classify(name string) nameKind {
 	}
 	if strings.HasPrefix(name, modulePrefix) {
 		k |= kModule
+	}
+	if isCompiledRegion(name) {
+		k |= kCompiledRegion
+	}
+	if strings.HasSuffix(name, " (dynamo_timed)") {
+		k |= kDynamoTimed
 	}
 	if allocatorNames[name] {
 		k |= kAllocator

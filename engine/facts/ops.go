@@ -458,7 +458,7 @@ func (d *deriver) optimizer(x *opIndex) {
 	evs := d.t.Events
 	var spans []interval
 	var steps, zeros []int
-	for i := range evs {
+	for _, i := range d.rare {
 		e := &evs[i]
 		if !isCPU(e) || !d.is(e, kOptimizer) {
 			continue
