@@ -451,7 +451,7 @@ func (p *parser) keep(ev *Event) {
 				return
 			}
 		}
-		p.cur = make([]Event, 0, chunkEvents)
+		p.cur = make([]Event, 0, p.firstChunk())
 	}
 	p.cur = append(p.cur, *ev)
 }
@@ -477,6 +477,21 @@ func (p *parser) estimate(n int) int {
 }
 
 const chunkEvents = 1 << 15
+
+// firstChunk is the capacity of the first chunk of events: chunkEvents,
+// or fewer for an input too small to hold that many (an event takes 40
+// bytes or more; gzip inflates traces about 16-fold at most), so a small
+// trace does not clear megabytes.
+func (p *parser) firstChunk() int {
+	if p.sized || len(p.chunks) > 0 || p.size <= 0 {
+		return chunkEvents
+	}
+	size := p.size
+	if p.t.Gzip {
+		size *= 16
+	}
+	return int(min(int64(chunkEvents), size/40+16))
+}
 
 func (p *parser) drop(reason, msg string, off int64) {
 	p.t.Health.Dropped++

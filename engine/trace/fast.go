@@ -459,11 +459,15 @@ func plainStringAt(b []byte, i int) (s, e int) {
 	return s, q
 }
 
-// numberEnd returns the end of the number token at b[i] (a digit or '-'
-// followed by a digit), as lexer.number reads it, or -1 when it may go on
-// past b or is too long.
+// numberEnd returns the end of the number token at b[i] (a digit, or '-'
+// and a digit), as lexer.number reads it, or -1 for anything else (the
+// general read rejects "+5" and ".5") or when it may go on past b or is too
+// long.
 func numberEnd(b []byte, i int) int {
 	j := i
+	if c := b[j]; c != '-' && (c < '0' || c > '9') {
+		return -1
+	}
 	if b[j] == '-' {
 		j++
 		if j >= len(b) || b[j] < '0' || b[j] > '9' {

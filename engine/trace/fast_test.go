@@ -63,6 +63,20 @@ func TestFastPathGivesUp(t *testing.T) {
 		}
 		checkParallel(t, data, true)
 	}
+	// A leading '+' or '.' is a syntax error in a timestamp, as the general
+	// read says (found by a review: the fast path once read them).
+	for _, ev := range []string{
+		`{"ph":"X","name":"a","pid":1,"tid":1,"ts":+5,"dur":1}`,
+		`{"ph":"X","name":"a","pid":1,"tid":1,"ts":.5,"dur":1}`,
+		`{"ph":"X","name":"a","pid":1,"tid":1,"ts":5,"dur":+1}`,
+		`{"ph":"X","name":"a","pid":1,"tid":1,"ts":5,"dur":.1}`,
+	} {
+		data := []byte(`{"traceEvents":[{"ph":"X","name":"ok","pid":1,"tid":1,"ts":0,"dur":1},` + ev + `]}`)
+		if _, err := trace.ParseWith(bytes.NewReader(data), "t.json", 1, 0); err == nil || !strings.Contains(err.Error(), "unexpected") {
+			t.Errorf("%s: error %v, want a syntax error", ev, err)
+		}
+		checkParallel(t, data, true)
+	}
 	data := []byte(`{"traceEvents":[{"ph":"X", "cat": "kernel", "name":"k", "pid":0, "tid":7,` + "\n" + `"ts":1.5, "dur":2, "args":{"correlation":3, "stream": 7, "x":{"y":[true,null,"\""]}}}]}`)
 	before := trace.FastRead()
 	if _, err := trace.ParseWith(bytes.NewReader(data), "t.json", 1, 0); err != nil {

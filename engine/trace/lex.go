@@ -35,13 +35,23 @@ type lexer struct {
 
 const windowSize = 1 << 20
 
-// newLexer makes a lexer reading r; with r nil the caller sets the window.
-func newLexer(r io.Reader) *lexer {
-	if r == nil {
-		return &lexer{}
+// windowFor is the window for an input of size bytes (0: unknown; for
+// gzip, compressed bytes, which inflate to about 16 times as many at most
+// for traces): the whole input and a byte when that is less than
+// windowSize, so reading a small trace does not clear a megabyte.
+func windowFor(size int64, gz bool) int {
+	if gz {
+		size *= 16
 	}
-	return &lexer{src: r, buf: make([]byte, windowSize)}
+	if size <= 0 || size >= windowSize {
+		return windowSize
+	}
+	return max(int(size)+1, 4<<10)
 }
+
+// newLexer makes a lexer reading r; the caller sets the window (see
+// windowFor).
+func newLexer(r io.Reader) *lexer { return &lexer{src: r} }
 
 // offset is the stream offset of the next unread byte.
 func (l *lexer) offset() int64 { return l.base + int64(l.pos) }

@@ -51,7 +51,7 @@ func parseInput(r io.Reader, m *mapping, name string, opt parOptions) (*Trace, e
 		p.mapped, p.size = m, int64(len(m.data))
 	} else {
 		raw := &rawCounter{r: r}
-		br := bufio.NewReaderSize(raw, 64<<10)
+		br := bufio.NewReaderSize(raw, readBuffer(inputSize(r)))
 		src, gz, err := decompress(br)
 		if err != nil {
 			return nil, fmt.Errorf("parse trace %s: %w", name, err)
@@ -62,6 +62,7 @@ func parseInput(r io.Reader, m *mapping, name string, opt parOptions) (*Trace, e
 		p = newParser(src, name)
 		p.t.Gzip = gz
 		p.raw, p.size = raw, inputSize(r)
+		p.lx.buf = make([]byte, windowFor(p.size, gz))
 	}
 	p.par = opt
 	if p.par.workers <= 0 {
@@ -552,6 +553,15 @@ func (p *parser) events(bare bool) error {
 			return fmt.Errorf("event %d: %w", n, err)
 		}
 	}
+}
+
+// readBuffer is the input buffer for an input of size bytes (0: unknown):
+// 64 KiB, or the input and a little when smaller.
+func readBuffer(size int64) int {
+	if size <= 0 || size >= 64<<10 {
+		return 64 << 10
+	}
+	return int(size) + 16
 }
 
 // rawCounter counts the bytes read from the input (compressed bytes for
