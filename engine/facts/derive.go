@@ -3,6 +3,7 @@ package facts
 import (
 	"cmp"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -113,7 +114,14 @@ type deriver struct {
 	stepPhase   []string      // per step, the phase its marker names (prefill, decode, mixed) or ""; nil for ProfilerStep
 	markerIdx   []int         // the automatic marker's spans when they are not the steps (see phaseBreakdown)
 	markerPhase []string      // per markerIdx entry, the phase its name says or ""
+
+	repeatedExample []EventRef // Examples["repeated_small_op"], set by repeatedOps
 }
+
+// concurrentMinEvents is the smallest trace whose op tables are derived
+// beside the breakdown when more than one core is available (see Derive):
+// below it a goroutine costs more than it saves.
+var concurrentMinEvents = 200_000
 
 // Derive computes every fact of one trace. It never fails: a fact the trace
 // cannot give is left nil.
@@ -133,12 +141,45 @@ func Derive(t *trace.Trace, cfg Config) *Facts {
 	d.oneOffCalls()
 	d.chains()
 	d.pythonSites(d.hot)
-	d.breakdown()
-	d.comm()
-	d.opTables()
+	d.breakdownAndOpTables()
 	d.memory()
 	d.setup()
 	return d.f
+}
+
+// breakdownAndOpTables runs breakdown, comm and opTables. The op tables
+// read only what the passes before them set, and breakdown and comm read
+// nothing the op tables set (their Facts fields are disjoint; the one
+// shared map, Examples, is written here after both), so on a large trace
+// with two cores or more the op tables run on a goroutine with a shallow
+// copy of the deriver (its own window hint and lazily built indexes)
+// beside the other two; what they build for later passes (ops) is taken
+// back. The facts are those of the serial order (TestDeriveConcurrent
+// compares both on every shared trace, under the race detector in CI).
+func (d *deriver) breakdownAndOpTables() {
+	side := d
+	if runtime.GOMAXPROCS(0) > 1 && len(d.t.Events) >= concurrentMinEvents {
+		o := *d
+		side = &o
+		done := make(chan any, 1)
+		go func() {
+			defer func() { done <- recover() }()
+			side.opTables()
+		}()
+		d.breakdown()
+		d.comm()
+		if p := <-done; p != nil {
+			panic(p) // as if it had been raised here
+		}
+		d.ops = side.ops
+	} else {
+		d.breakdown()
+		d.comm()
+		d.opTables()
+	}
+	if side.repeatedExample != nil {
+		d.f.Examples["repeated_small_op"] = side.repeatedExample
+	}
 }
 
 func (d *deriver) capabilities() {

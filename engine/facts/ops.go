@@ -565,8 +565,9 @@ func (d *deriver) repeatedOps(x *opIndex) {
 	d.f.RepeatedSmallOpTimeRatio = d.ratio(best.ns)
 	name := d.t.Name(&evs[best.first])
 	d.f.RepeatedSmallOpName = &name
-	r := d.ref(&evs[best.first])
-	d.f.Examples["repeated_small_op"] = []EventRef{r}
+	// Examples is not written here: the op tables may run beside the
+	// passes that write it (see Derive).
+	d.repeatedExample = []EventRef{d.ref(&evs[best.first])}
 }
 
 // topKernel derives the dominant compute kernel: the kernel name with the
