@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -93,6 +94,11 @@ func loadRules(configPath string, dirs []string) (*rules.Set, teamConfig, error)
 	if err != nil {
 		return nil, cfg, err
 	}
+	// Compiling the Rego rules makes many small objects while the heap is
+	// still a few MB, so the collector would run every few hundred KB: a
+	// third of the load time went to it. A higher target while they
+	// compile halves that for about 5 MB more memory.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	set, err := cfg.rules(dirs)
 	return set, cfg, err
 }
