@@ -30,9 +30,6 @@ type input struct {
 func traceInputs(paths ...string) []input {
 	var in []input
 	for _, p := range paths {
-		if p == "-" {
-			continue
-		}
 		in = append(in, input{kind: "trace", path: p, match: func(rel string) bool {
 			return engine.IsScanName(filepath.Base(rel))
 		}})
@@ -79,6 +76,13 @@ func checkOutput(out string, inputs []input) error {
 		realDir, dirErr = filepath.Abs(realDir)
 	}
 	for _, in := range inputs {
+		if in.path == "-" {
+			// Standard input redirected from the output's file.
+			if st, err := os.Stdin.Stat(); err == nil && st.Mode().IsRegular() && outErr == nil && os.SameFile(outSt, st) {
+				return refuse("it is the file on standard input")
+			}
+			continue
+		}
 		st, err := os.Stat(in.path)
 		if err != nil {
 			continue // reading it fails with its own error

@@ -203,3 +203,26 @@ func TestOutputBesideInputAllowed(t *testing.T) {
 		}
 	}
 }
+
+// TestRefuseStdinFileAsOutput: with standard input redirected from a file
+// (analyze - -o t.json < t.json), -o naming that file is refused before
+// anything is read (found by a review: the report replaced the trace).
+func TestRefuseStdinFileAsOutput(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.json")
+	if err := os.WriteFile(path, []byte(`{"traceEvents":[]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	defer func(old *os.File) { os.Stdin = old }(os.Stdin)
+	os.Stdin = f
+	if err := checkOutput(path, traceInputs("-")); err == nil || !strings.Contains(err.Error(), "standard input") {
+		t.Errorf("checkOutput(%s, -) = %v, want a refusal naming standard input", path, err)
+	}
+	if err := checkOutput(filepath.Join(filepath.Dir(path), "other.md"), traceInputs("-")); err != nil {
+		t.Errorf("another output: %v", err)
+	}
+}

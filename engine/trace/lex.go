@@ -480,11 +480,12 @@ func (l *lexer) number() ([]byte, error) {
 		for l.pos < l.end && isNumByte(l.buf[l.pos]) {
 			l.pos++
 		}
-		if l.pos < l.end {
-			return l.buf[start:l.pos], nil
-		}
+		// The cap holds wherever the window ends (in it or past it).
 		if l.pos-start > maxToken {
 			return nil, &SyntaxError{Offset: l.base + int64(start), Msg: fmt.Sprintf("a number of more than %d bytes", maxToken)}
+		}
+		if l.pos < l.end {
+			return l.buf[start:l.pos], nil
 		}
 		shift, ok := l.fill(start)
 		start -= shift
@@ -507,6 +508,9 @@ func (l *lexer) word() ([]byte, error) {
 			if (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '/' {
 				l.pos++
 				continue
+			}
+			if l.pos-start > maxToken { // wherever the window ends
+				return nil, &SyntaxError{Offset: l.base + int64(start), Msg: fmt.Sprintf("a bare word of more than %d bytes", maxToken)}
 			}
 			return l.buf[start:l.pos], nil
 		}

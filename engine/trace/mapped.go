@@ -21,10 +21,24 @@ import (
 // goroutines run with debug.SetPanicOnFault, and the fault becomes an
 // error naming the file and offset instead of a crash.
 
+// Mappable is an input that is a local file the reader may map instead
+// of reading it, when Parse is given it rather than the *os.File itself
+// (a wrapper that adds a Size or counts progress). MappedFile returns the
+// file, not yet read from; Passed is told the bytes the read has moved
+// past since its last call, every 16 MiB or so and at the end, so that
+// progress can still be shown.
+type Mappable interface {
+	MappedFile() *os.File
+	Passed(n int64)
+}
+
 // mapping is a mapped file's contents.
 type mapping struct {
 	data     []byte
-	released int // bytes from the start already released
+	f        *os.File
+	released int         // bytes from the start already released
+	passed   func(int64) // Mappable.Passed, or nil
+	told     int64       // bytes passed told so far
 }
 
 // releaseStep is how far the read moves past the last release before the
@@ -34,8 +48,12 @@ const releaseStep = 16 << 20
 // mapInput maps r's contents when r is a plain regular file that can be
 // mapped; ok is false otherwise (the input is then streamed).
 func mapInput(r io.Reader) (m *mapping, ok bool) {
+	var passed func(int64)
 	f, isFile := r.(*os.File)
-	if !isFile || !canMap {
+	if mf, ok := r.(Mappable); ok {
+		f, isFile, passed = mf.MappedFile(), true, mf.Passed
+	}
+	if !isFile || f == nil || !canMap {
 		return nil, false
 	}
 	st, err := f.Stat()
@@ -59,7 +77,7 @@ func mapInput(r io.Reader) (m *mapping, ok bool) {
 	if afterMap != nil {
 		afterMap(f)
 	}
-	return &mapping{data: data[:len(data):len(data)]}, true
+	return &mapping{data: data[:len(data):len(data)], f: f, passed: passed}, true
 }
 
 // mappedReads counts the files read through a mapping, and afterMap runs
@@ -70,8 +88,10 @@ var (
 	afterMap    func(*os.File)
 )
 
-// release gives back the pages before off that are not released yet.
+// release gives back the pages before off that are not released yet, and
+// tells Passed how far the read has come.
 func (m *mapping) release(off int64) {
+	m.tell(off)
 	end := int(off) &^ (pageSize - 1)
 	if end <= m.released {
 		return
@@ -80,12 +100,32 @@ func (m *mapping) release(off int64) {
 	m.released = end
 }
 
-func (m *mapping) close() { unmapFile(m.data) }
+// tell tells Passed the bytes up to off not told yet.
+func (m *mapping) tell(off int64) {
+	if m.passed != nil && off > m.told {
+		m.passed(off - m.told)
+		m.told = off
+	}
+}
 
-// readMapped runs read with memory faults turned into panics, and a fault
-// on m (the file was cut short while it was read) into an error naming the
-// first byte lost; any other panic goes on.
+func (m *mapping) close() {
+	m.tell(int64(len(m.data)))
+	unmapFile(m.data)
+}
+
+// readMapped runs read with memory faults turned into panics. A fault on
+// m, or a file found shorter than m once read (a cut inside the last page
+// reads as zero bytes, not a fault), means the file was cut short while
+// it was read: that is the error, naming where the read was and the
+// sizes. Any other panic goes on.
 func readMapped(name string, m *mapping, read func() (*Trace, error)) (t *Trace, err error) {
+	changed := func(at int64) error {
+		now := "shorter"
+		if st, err := m.f.Stat(); err == nil {
+			now = fmt.Sprintf("%d now", st.Size())
+		}
+		return fmt.Errorf("parse trace %s: byte %d: the file changed while it was read (%d bytes when the read began, %s): read it again once it is complete", name, at, len(m.data), now)
+	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
@@ -94,8 +134,12 @@ func readMapped(name string, m *mapping, read func() (*Trace, error)) (t *Trace,
 			if !ok || f.Addr() < base || f.Addr()-base >= uintptr(len(m.data)) {
 				panic(r)
 			}
-			t, err = nil, fmt.Errorf("parse trace %s: byte %d: the file changed while it was read (%d bytes when the read began, now shorter): read it again once it is complete", name, f.Addr()-base, len(m.data))
+			t, err = nil, changed(int64(f.Addr()-base))
 		}
 	}()
-	return read()
+	t, err = read()
+	if st, serr := m.f.Stat(); serr == nil && st.Size() < int64(len(m.data)) {
+		return nil, changed(st.Size())
+	}
+	return t, err
 }

@@ -128,6 +128,9 @@ func firstDiff(got, want *trace.Trace) string {
 			return fmt.Sprintf("string %d: %q, serial %q", i, got.Str(trace.Str(i)), want.Str(trace.Str(i)))
 		}
 	}
+	if got.Bytes != want.Bytes {
+		return fmt.Sprintf("Bytes %d, serial %d", got.Bytes, want.Bytes)
+	}
 	return "string tables, ids or options differ"
 }
 

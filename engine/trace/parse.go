@@ -316,9 +316,12 @@ func (p *parser) trailer() {
 	c, err := lx.peek()
 	if err == nil {
 		p.note(DiagRepair, "trailing_data", fmt.Sprintf("data after the end of the trace (%s) ignored: is a second trace concatenated? Pass each trace as its own file", quoteByte(c)), lx.offset())
+		// Read it all, so that Trace.Bytes is the input's size however the
+		// input ends up in the window (streamed, or mapped whole).
+		lx.pos = lx.end
 		for !lx.eof {
-			lx.pos = lx.end
 			lx.fill(lx.pos)
+			lx.pos = lx.end
 		}
 	}
 	if lx.rerr != nil {
