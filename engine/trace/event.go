@@ -480,17 +480,13 @@ const chunkEvents = 1 << 15
 
 // firstChunk is the capacity of the first chunk of events: chunkEvents,
 // or fewer for an input too small to hold that many (an event takes 40
-// bytes or more; gzip inflates traces about 16-fold at most), so a small
-// trace does not clear megabytes.
+// bytes or more; see inflatedSize for gzip), so a small trace does not
+// clear megabytes.
 func (p *parser) firstChunk() int {
 	if p.sized || len(p.chunks) > 0 || p.size <= 0 {
 		return chunkEvents
 	}
-	size := p.size
-	if p.t.Gzip {
-		size *= 16
-	}
-	return int(min(int64(chunkEvents), size/40+16))
+	return int(min(int64(chunkEvents), inflatedSize(p.size, p.t.Gzip)/40+16))
 }
 
 func (p *parser) drop(reason, msg string, off int64) {

@@ -48,10 +48,9 @@ const (
 
 // parOptions sets up the parallel read; zero values take the defaults.
 type parOptions struct {
-	workers  int  // 0: GOMAXPROCS; 1: serial
-	chunk    int  // 0: parChunk
-	general  bool // no fast path (fast.go): the tests' reference read
-	streamed bool // no mapping (mapped.go): the tests' reference read
+	workers int  // 0: GOMAXPROCS; 1: serial
+	chunk   int  // 0: parChunk
+	general bool // no fast path (fast.go): the tests' reference read
 }
 
 // parChunkSize is the chunk size for an input of size bytes (0: unknown)

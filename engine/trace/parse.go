@@ -34,7 +34,7 @@ func Parse(r io.Reader, name string) (*Trace, error) {
 }
 
 func parseOpts(r io.Reader, name string, opt parOptions) (*Trace, error) {
-	if m, ok := mapInput(r); ok && !opt.streamed {
+	if m, ok := mapInput(r); ok {
 		defer m.close()
 		return readMapped(name, m, func() (*Trace, error) { return parseInput(r, m, name, opt) })
 	}
