@@ -38,27 +38,9 @@ func (p *parser) event() error {
 		if done {
 			break
 		}
-		var key byte
-		switch string(k) {
-		case "ph":
-			key = 'p'
-		case "cat":
-			key = 'c'
-		case "name":
-			key = 'n'
-		case "pid":
-			key = 'P'
-		case "tid":
-			key = 'T'
-		case "ts":
-			key = 't'
-		case "dur":
-			key = 'd'
-		case "args":
-			key = 'a'
-		}
+		key := memberOf(k)
 		switch key {
-		case 'p':
+		case mPh:
 			v, err := p.strValue()
 			if err != nil {
 				return err
@@ -66,31 +48,31 @@ func (p *parser) event() error {
 			if len(v) > 0 {
 				r.ph = v[0]
 			}
-		case 'c':
+		case mCat:
 			off := lx.offset()
 			v, err := p.strValue()
 			if err != nil {
 				return err
 			}
 			r.ev.CatName = p.str(v, off)
-		case 'n':
+		case mName:
 			off := lx.offset()
 			v, err := p.strValue()
 			if err != nil {
 				return err
 			}
 			r.ev.Name = p.str(v, off)
-		case 'P', 'T':
+		case mPID, mTID:
 			id, err := p.idValue()
 			if err != nil {
 				return err
 			}
-			if key == 'P' {
+			if key == mPID {
 				r.ev.PID = id
 			} else {
 				r.ev.TID = id
 			}
-		case 't', 'd':
+		case mTS, mDur:
 			v, ok, err := p.timeValue()
 			if err != nil {
 				return err
@@ -98,12 +80,12 @@ func (p *parser) event() error {
 			if !ok {
 				r.badTime = true
 			}
-			if key == 't' {
+			if key == mTS {
 				r.ev.TS, r.hasTS = v, true
 			} else {
 				r.ev.Dur, r.hasDur = v, true
 			}
-		case 'a':
+		case mArgs:
 			if err := p.args(&r.ev); err != nil {
 				return err
 			}
@@ -115,6 +97,125 @@ func (p *parser) event() error {
 	}
 	p.store(&r)
 	return nil
+}
+
+// member is an event member the reader keeps (mOther: skipped).
+type member uint8
+
+const (
+	mOther member = iota
+	mPh
+	mCat
+	mName
+	mPID
+	mTID
+	mTS
+	mDur
+	mArgs
+)
+
+// memberOf classifies an event's key (event, and the fast path).
+func memberOf(k []byte) member {
+	switch string(k) {
+	case "ph":
+		return mPh
+	case "cat":
+		return mCat
+	case "name":
+		return mName
+	case "pid":
+		return mPID
+	case "tid":
+		return mTID
+	case "ts":
+		return mTS
+	case "dur":
+		return mDur
+	case "args":
+		return mArgs
+	}
+	return mOther
+}
+
+// arg is an args member the reader keeps (argOther: skipped; collective
+// args are commKey's).
+type arg uint8
+
+const (
+	argOther arg = iota
+	argCorrelation
+	argExternalID
+	argDevice
+	argStream
+	argBytes
+	argTotalAllocated
+	argDeviceID
+	argReserved
+	argDeviceType
+	argDims
+	argTypes
+	argConcrete
+	argCallStack
+)
+
+// argOf classifies an args key (argsBody, and the fast path).
+func argOf(k []byte) arg {
+	switch string(k) {
+	case "correlation":
+		return argCorrelation
+	case "External id", "external id":
+		return argExternalID
+	case "device":
+		return argDevice
+	case "stream":
+		return argStream
+	case "bytes", "Bytes":
+		return argBytes
+	case "Total Allocated":
+		return argTotalAllocated
+	case "Device Id":
+		return argDeviceID
+	case "Total Reserved":
+		return argReserved
+	case "Device Type":
+		return argDeviceType
+	case "Input Dims", "Input dims":
+		return argDims
+	case "Input type":
+		return argTypes
+	case "Concrete Inputs":
+		return argConcrete
+	case "Call stack":
+		return argCallStack
+	}
+	return argOther
+}
+
+// intArg is where an integer arg of kind a is kept: an Event field (dst
+// or dst32) with its Has flag, or side, a MemArgs field ('T' Total
+// Reserved, 'D' Device Type); all zero for the other kinds.
+func intArg(a arg, ev *Event) (flag uint16, dst *int64, dst32 *int32, side byte) {
+	switch a {
+	case argCorrelation:
+		return HasCorrelation, &ev.Correlation, nil, 0
+	case argExternalID:
+		return HasExternalID, &ev.ExternalID, nil, 0
+	case argDevice:
+		return HasDevice, nil, &ev.Device, 0
+	case argStream:
+		return HasStream, nil, &ev.Stream, 0
+	case argBytes:
+		return HasBytes, &ev.Bytes, nil, 0
+	case argTotalAllocated:
+		return HasTotalAllocated, &ev.TotalAllocated, nil, 0
+	case argDeviceID:
+		return HasDeviceID, nil, &ev.Device, 0
+	case argReserved:
+		return 0, nil, nil, 'T'
+	case argDeviceType:
+		return 0, nil, nil, 'D'
+	}
+	return 0, nil, nil, 0
 }
 
 // strValue reads a string value; a non-string is skipped and returns nil.
@@ -233,46 +334,28 @@ func (p *parser) argsBody(ev *Event, ca *CommArgs) error {
 			}
 			continue
 		}
-		var flag uint16
-		var dst *int64
-		var dst32 *int32
-		var side byte // a MemArgs field
-		switch string(k) {
-		case "correlation":
-			flag, dst = HasCorrelation, &ev.Correlation
-		case "External id", "external id":
-			flag, dst = HasExternalID, &ev.ExternalID
-		case "device":
-			flag, dst32 = HasDevice, &ev.Device
-		case "stream":
-			flag, dst32 = HasStream, &ev.Stream
-		case "bytes", "Bytes":
-			flag, dst = HasBytes, &ev.Bytes
-		case "Total Allocated":
-			flag, dst = HasTotalAllocated, &ev.TotalAllocated
-		case "Device Id":
-			flag, dst32 = HasDeviceID, &ev.Device
-		case "Total Reserved", "Device Type":
-			side = k[0]
-		case "Input Dims", "Input dims":
+		a := argOf(k)
+		switch a {
+		case argDims:
 			p.t.RecordShapes = true
 			if err := p.inputDims(ev); err != nil {
 				return err
 			}
 			continue
-		case "Input type":
+		case argTypes:
 			if err := p.dtype(ev); err != nil {
 				return err
 			}
 			continue
-		case "Concrete Inputs":
+		case argConcrete:
 			if err := p.concrete(); err != nil {
 				return err
 			}
 			continue
-		case "Call stack":
+		case argCallStack:
 			p.t.WithStack = true
 		}
+		flag, dst, dst32, side := intArg(a, ev)
 		if flag == 0 && side == 0 {
 			if err := lx.skipValue(); err != nil {
 				return err

@@ -16,33 +16,9 @@ import "sync/atomic"
 // ends (for the tests that check the fast path is taken).
 var fastRead atomic.Int64
 
-// Event members the fast path keeps, as bits of a seen-set: a member that
-// repeats sends the event to the general read (where the last one wins).
-const (
-	fkPh = 1 << iota
-	fkCat
-	fkName
-	fkPID
-	fkTID
-	fkTS
-	fkDur
-	fkArgs
-)
-
-// Args members the fast path keeps.
-const (
-	faCorrelation = 1 << iota
-	faExternalID
-	faDevice // "device" and "Device Id" both set Event.Device
-	faStream
-	faBytes
-	faTotalAllocated
-	faReserved
-	faDeviceType
-	faDims
-	faTypes
-	faConcrete
-)
+// The members and args the fast path keeps are those of memberOf and argOf;
+// a seen-set of them (bit 1<<member, 1<<arg) sends an event where one
+// repeats to the general read, where the last one wins.
 
 // pendingArgs holds what the fast path read from args that the general
 // read writes to the trace's side tables as it goes; they are written when
@@ -88,36 +64,20 @@ func (p *parser) fastEvent() bool {
 		if i = skipWS(b, i); i >= len(b) {
 			return false
 		}
-		var bit uint32
-		switch string(k) {
-		case "ph":
-			bit = fkPh
-		case "cat":
-			bit = fkCat
-		case "name":
-			bit = fkName
-		case "pid":
-			bit = fkPID
-		case "tid":
-			bit = fkTID
-		case "ts":
-			bit = fkTS
-		case "dur":
-			bit = fkDur
-		case "args":
-			bit = fkArgs
-		default:
+		m := memberOf(k)
+		if m == mOther {
 			if i = skipValueAt(b, i); i < 0 {
 				return false
 			}
 			continue
 		}
+		bit := uint32(1) << m
 		if seen&bit != 0 {
 			return false
 		}
 		seen |= bit
-		switch bit {
-		case fkPh, fkCat, fkName:
+		switch m {
+		case mPh, mCat, mName:
 			if b[i] != '"' {
 				return false
 			}
@@ -126,7 +86,7 @@ func (p *parser) fastEvent() bool {
 				return false
 			}
 			i = e + 1
-			if bit == fkPh {
+			if m == mPh {
 				if e > s {
 					r.ph = b[s]
 				}
@@ -134,12 +94,12 @@ func (p *parser) fastEvent() bool {
 			}
 			lx.escaped = false
 			id := p.str(b[s:e], valOff)
-			if bit == fkCat {
+			if m == mCat {
 				r.ev.CatName = id
 			} else {
 				r.ev.Name = id
 			}
-		case fkPID, fkTID:
+		case mPID, mTID:
 			var v []byte
 			switch c := b[i]; {
 			case c == '"':
@@ -157,12 +117,12 @@ func (p *parser) fastEvent() bool {
 			default:
 				return false
 			}
-			if bit == fkPID {
+			if m == mPID {
 				r.ev.PID = p.id(v)
 			} else {
 				r.ev.TID = p.id(v)
 			}
-		case fkTS, fkDur:
+		case mTS, mDur:
 			e := numberEnd(b, i)
 			if e < 0 {
 				return false
@@ -172,12 +132,12 @@ func (p *parser) fastEvent() bool {
 				return false
 			}
 			i = e
-			if bit == fkTS {
+			if m == mTS {
 				r.ev.TS, r.hasTS = v, true
 			} else {
 				r.ev.Dur, r.hasDur = v, true
 			}
-		case fkArgs:
+		case mArgs:
 			if i = p.fastArgs(b, i, &r.ev, &pend); i < 0 {
 				return false
 			}
@@ -234,61 +194,36 @@ func (p *parser) fastArgs(b []byte, i int, ev *Event, pend *pendingArgs) int {
 		if i = skipWS(b, i); i >= len(b) {
 			return -1
 		}
-		var bit uint32
-		var flag uint16
-		var dst *int64
-		var dst32 *int32
-		switch string(k) {
-		case "correlation":
-			bit, flag, dst = faCorrelation, HasCorrelation, &ev.Correlation
-		case "External id", "external id":
-			bit, flag, dst = faExternalID, HasExternalID, &ev.ExternalID
-		case "device":
-			bit, flag, dst32 = faDevice, HasDevice, &ev.Device
-		case "stream":
-			bit, flag, dst32 = faStream, HasStream, &ev.Stream
-		case "bytes", "Bytes":
-			bit, flag, dst = faBytes, HasBytes, &ev.Bytes
-		case "Total Allocated":
-			bit, flag, dst = faTotalAllocated, HasTotalAllocated, &ev.TotalAllocated
-		case "Device Id":
-			bit, flag, dst32 = faDevice, HasDeviceID, &ev.Device
-		case "Total Reserved":
-			bit, dst = faReserved, &pend.reserved
-		case "Device Type":
-			bit, dst = faDeviceType, &pend.devType
-		case "Input Dims", "Input dims":
-			bit = faDims
-		case "Input type":
-			bit = faTypes
-		case "Concrete Inputs":
-			bit = faConcrete
-		case "Call stack":
-			p.t.WithStack = true
-		default:
-			if commKey(k) != 0 {
-				return -1 // collectives are few: the general read takes them
-			}
+		a := argOf(k)
+		if a == argOther && commKey(k) != 0 {
+			return -1 // collectives are few: the general read takes them
 		}
-		if bit == 0 {
+		if a == argCallStack {
+			p.t.WithStack = true
+		}
+		if a == argOther || a == argCallStack {
 			if i = skipValueAt(b, i); i < 0 {
 				return -1
 			}
 			continue
 		}
+		bit := uint32(1) << a
+		if a == argDeviceID {
+			bit = 1 << argDevice // both set Event.Device
+		}
 		if seen&bit != 0 {
 			return -1
 		}
 		seen |= bit
-		switch bit {
-		case faDims:
+		switch a {
+		case argDims:
 			p.t.RecordShapes = true
 			if i = p.fastDims(b, i, ev, &pend.shape); i < 0 {
 				return -1
 			}
 			continue
-		case faTypes, faConcrete:
-			if i = p.fastStringList(b, i, valOff, ev, bit == faTypes, &pend.shape); i < 0 {
+		case argTypes, argConcrete:
+			if i = p.fastStringList(b, i, valOff, ev, a == argTypes, &pend.shape); i < 0 {
 				return -1
 			}
 			continue
@@ -308,10 +243,11 @@ func (p *parser) fastArgs(b []byte, i int, ev *Event, pend *pendingArgs) int {
 		if !ok {
 			continue
 		}
+		flag, dst, dst32, side := intArg(a, ev)
 		switch {
-		case bit == faReserved:
+		case side == 'T':
 			pend.reserved, pend.hasRes = v, true
-		case bit == faDeviceType:
+		case side == 'D':
 			pend.devType, pend.hasDevType = v, true
 		case dst32 != nil:
 			if v != int64(int32(v)) {
