@@ -119,9 +119,13 @@ type deriver struct {
 }
 
 // concurrentMinEvents is the smallest trace whose op tables are derived
-// beside the breakdown when more than one core is available (see Derive):
-// below it a goroutine costs more than it saves.
-var concurrentMinEvents = 200_000
+// beside the breakdown when more than one core is available (see
+// breakdownAndOpTables). Measured on the shared traces with 2 cores (best
+// of 15-30): from 21,000 events the facts take 0.60-0.85 of the serial
+// time (train_resnet18, ResNet50, rank0, df_index_resolver, b200), while
+// below 15,000 it is 0.85-1.09 of a few milliseconds (alexnet, DLRM, bert,
+// gloo cpu_only, MTIA): no gain worth a goroutine.
+var concurrentMinEvents = 20_000
 
 // Derive computes every fact of one trace. It never fails: a fact the trace
 // cannot give is left nil.
@@ -150,11 +154,11 @@ func Derive(t *trace.Trace, cfg Config) *Facts {
 // breakdownAndOpTables runs breakdown, comm and opTables. The op tables
 // read only what the passes before them set, and breakdown and comm read
 // nothing the op tables set (their Facts fields are disjoint; the one
-// shared map, Examples, is written here after both), so on a large trace
-// with two cores or more the op tables run on a goroutine with a shallow
-// copy of the deriver (its own window hint and lazily built indexes)
-// beside the other two; what they build for later passes (ops) is taken
-// back. The facts are those of the serial order (TestDeriveConcurrent
+// shared map, Examples, is written here after both), so on a trace of
+// concurrentMinEvents or more with two cores or more the op tables run on
+// a goroutine with a shallow copy of the deriver (its own window hint and
+// lazily built indexes) beside the other two; what they build for later
+// passes (ops) is taken back. The facts are those of the serial order (TestDeriveConcurrent
 // compares both on every shared trace, under the race detector in CI).
 func (d *deriver) breakdownAndOpTables() {
 	side := d
