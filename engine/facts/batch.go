@@ -23,6 +23,7 @@ func (d *deriver) batchSize() {
 		s, e     int64
 		after    int64 // end of the step's last DataLoader fetch on its thread
 		first    int   // the first candidate operator, -1 for none
+		lead     int32 // its leading dimension
 	}
 	var steps []step
 	for _, i := range d.stepIdx {
@@ -55,19 +56,19 @@ func (d *deriver) batchSize() {
 	}
 	for i := range evs {
 		e := &evs[i]
-		if e.Has&trace.HasLeadDim == 0 || e.LeadDim <= 0 || !isCPU(e) || !d.is(e, kAten) {
+		if e.Has&trace.HasLeadDim == 0 || !isCPU(e) || !d.is(e, kAten) {
 			continue
 		}
-		if s := find(e); s != nil && e.TS >= s.after {
-			if s.first < 0 || e.TS < evs[s.first].TS {
-				s.first = i
+		if s := find(e); s != nil && e.TS >= s.after && (s.first < 0 || e.TS < evs[s.first].TS) {
+			if sh, _ := d.t.ShapesOf(e); sh.LeadDim > 0 {
+				s.first, s.lead = i, sh.LeadDim
 			}
 		}
 	}
 	votes := map[int64]int{}
 	for _, s := range steps {
 		if s.first >= 0 {
-			votes[int64(evs[s.first].LeadDim)]++
+			votes[int64(s.lead)]++
 		}
 	}
 	var best int64

@@ -75,8 +75,8 @@ func (d *deriver) gpu() {
 				}
 				pageableIdx = append(pageableIdx, i)
 			}
-			if e.Has&trace.HasBytes != 0 {
-				bytes += e.Bytes
+			if b, ok := d.t.BytesOf(e); ok {
+				bytes += b
 			}
 		}
 	}

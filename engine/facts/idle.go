@@ -632,7 +632,7 @@ func (d *deriver) culpritList(byName map[trace.Str]*nameAgg) []Culprit {
 		list[k].Scope = d.scopeOf(first)
 		if g, ok := d.copyOf(first); ok {
 			list[k].Copy = d.t.Name(&evs[g])
-			list[k].CopyBytes = evs[g].Bytes
+			list[k].CopyBytes, _ = d.t.BytesOf(&evs[g])
 		}
 	}
 	return list

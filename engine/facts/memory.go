@@ -110,8 +110,9 @@ func (d *deriver) memory() {
 	evs := d.t.Events
 	ma := d.t.MemArgs
 	var devs []*memDev
-	// One flat list, sized by the events that carry MemArgs (all but
-	// the oldest formats'), then grouped by device in file order.
+	// One flat list, sized by the events that carry MemArgs (the
+	// [memory] events and the copies), then grouped by device in file
+	// order.
 	all := make([]memSample, 0, len(ma))
 	j := 0
 	for _, i := range d.instants {
@@ -122,19 +123,20 @@ func (d *deriver) memory() {
 		for j < len(ma) && ma[j].Index < e.Index {
 			j++
 		}
-		s := memSample{ts: e.TS, i: i, bytes: e.Bytes, total: -1, reserved: -1}
+		s := memSample{ts: e.TS, i: i, total: -1, reserved: -1}
 		devType := int32(-1)
 		if j < len(ma) && ma[j].Index == e.Index {
-			devType = ma[j].DeviceType
-			if ma[j].HasReserved {
-				s.reserved = ma[j].TotalReserved
+			m := &ma[j]
+			devType = m.DeviceType
+			if m.HasReserved {
+				s.reserved = m.TotalReserved
 			}
-		}
-		if e.Has&trace.HasTotalAllocated != 0 {
-			s.total = e.TotalAllocated
-		}
-		if e.Has&trace.HasBytes == 0 {
-			s.bytes = 0
+			if e.Has&trace.HasTotalAllocated != 0 {
+				s.total = m.TotalAllocated
+			}
+			if e.Has&trace.HasBytes != 0 {
+				s.bytes = m.Bytes
+			}
 		}
 		var id int64
 		switch {

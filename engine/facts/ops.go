@@ -315,6 +315,7 @@ func (d *deriver) opTables() {
 	d.ops = x
 	var kernelNS, tcNS, mmNS, mmFP32NS, fp32KernelNS int64
 	mmDType := false
+	lastMM, lastDT := -1, trace.Str(0) // kernels of one matmul come together
 	kstats := map[trace.Str]*KernelStat{}
 	for _, i := range d.gpuActs {
 		g := &evs[i]
@@ -349,7 +350,11 @@ func (d *deriver) opTables() {
 		fp32Known := false
 		if mm >= 0 {
 			mmNS += g.Dur
-			if dt := evs[x.ops[mm]].DType; dt != 0 {
+			if mm != lastMM {
+				sh, _ := d.t.ShapesOf(&evs[x.ops[mm]])
+				lastMM, lastDT = mm, sh.DType
+			}
+			if dt := lastDT; dt != 0 {
 				mmDType = true
 				fp32Known = true
 				switch dtypeClass(d.t.Str(dt)) {

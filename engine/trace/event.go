@@ -192,8 +192,9 @@ func argOf(k []byte) arg {
 }
 
 // intArg is where an integer arg of kind a is kept: an Event field (dst
-// or dst32) with its Has flag, or side, a MemArgs field ('T' Total
-// Reserved, 'D' Device Type); all zero for the other kinds.
+// or dst32) with its Has flag, or side, a MemArgs field (see memArg),
+// with the Has flag that says it is set, if any; all zero for the other
+// kinds.
 func intArg(a arg, ev *Event) (flag uint16, dst *int64, dst32 *int32, side byte) {
 	switch a {
 	case argCorrelation:
@@ -205,9 +206,9 @@ func intArg(a arg, ev *Event) (flag uint16, dst *int64, dst32 *int32, side byte)
 	case argStream:
 		return HasStream, nil, &ev.Stream, 0
 	case argBytes:
-		return HasBytes, &ev.Bytes, nil, 0
+		return HasBytes, nil, nil, 'B'
 	case argTotalAllocated:
-		return HasTotalAllocated, &ev.TotalAllocated, nil, 0
+		return HasTotalAllocated, nil, nil, 'A'
 	case argDeviceID:
 		return HasDeviceID, nil, &ev.Device, 0
 	case argReserved:
@@ -305,9 +306,16 @@ func (p *parser) timeValue() (int64, bool, error) {
 // trace's shape table (see OpShapes).
 func (p *parser) args(ev *Event) error {
 	p.shape = OpShapes{Index: ev.Index}
+	again := ev.Has&HasShapes != 0 // a second args object: add to the entry of the first
+	if again {
+		p.shape = p.t.Shapes[len(p.t.Shapes)-1]
+	}
 	ca := newCommArgs(ev.Index)
 	err := p.argsBody(ev, &ca)
-	if sh := p.shape; sh.Dims != 0 || sh.Types != 0 || sh.Concrete != 0 {
+	switch sh := p.shape; {
+	case again:
+		p.t.Shapes[len(p.t.Shapes)-1] = sh
+	case sh.any(ev.Has):
 		p.t.Shapes = append(p.t.Shapes, sh)
 		ev.Has |= HasShapes
 	}
@@ -382,6 +390,7 @@ func (p *parser) argsBody(ev *Event, ca *CommArgs) error {
 		}
 		if side != 0 {
 			p.memArg(ev.Index, side, v)
+			ev.Has |= flag
 			continue
 		}
 		if dst32 != nil {
@@ -396,18 +405,25 @@ func (p *parser) argsBody(ev *Event, ca *CommArgs) error {
 	}
 }
 
-// MemArgs are the args of a [memory] event that Event has no field for.
+// MemArgs are the byte-count args of one event, which only memcpy,
+// memset and [memory] events carry.
 type MemArgs struct {
 	Index int32 // Event.Index of the event
 	// DeviceType is args["Device Type"], c10::DeviceType (0 CPU, 1 CUDA,
 	// ...); -1 when absent.
-	DeviceType    int32
-	TotalReserved int64 // args["Total Reserved"] (bytes), when HasReserved
-	HasReserved   bool
+	DeviceType int32
+	// Bytes is args.bytes (memcpy, memset) or args.Bytes ([memory],
+	// negative for frees), when the event has HasBytes.
+	Bytes int64
+	// TotalAllocated is args["Total Allocated"] ([memory], bytes), when
+	// the event has HasTotalAllocated.
+	TotalAllocated int64
+	TotalReserved  int64 // args["Total Reserved"] (bytes), when HasReserved
+	HasReserved    bool
 }
 
-// memArg records "Total Reserved" (key 'T') or "Device Type" (key 'D')
-// of event idx.
+// memArg records arg key of event idx: "bytes" or "Bytes" ('B'), "Total
+// Allocated" ('A'), "Total Reserved" ('T') or "Device Type" ('D').
 func (p *parser) memArg(idx int32, key byte, v int64) {
 	m := p.t.MemArgs
 	if n := len(m); n == 0 || m[n-1].Index != idx {
@@ -415,11 +431,25 @@ func (p *parser) memArg(idx int32, key byte, v int64) {
 	}
 	a := &p.t.MemArgs[len(p.t.MemArgs)-1]
 	switch {
+	case key == 'B':
+		a.Bytes = v
+	case key == 'A':
+		a.TotalAllocated = v
 	case key == 'T':
 		a.TotalReserved, a.HasReserved = v, true
 	case v == int64(int32(v)):
 		a.DeviceType = int32(v)
 	}
+}
+
+// BytesOf returns e's args.bytes (memcpy, memset) or args.Bytes
+// ([memory]), when it has one.
+func (t *Trace) BytesOf(e *Event) (int64, bool) {
+	if e.Has&HasBytes == 0 {
+		return 0, false
+	}
+	m, ok := t.MemArgsOf(e)
+	return m.Bytes, ok
 }
 
 // MemArgsOf returns the MemArgs of e, if it has any.
@@ -648,8 +678,8 @@ func (p *parser) matchBeginEnd() {
 // first tensor dtype.
 func (p *parser) dtype(ev *Event) error {
 	s, err := p.stringList(func(b []byte, off int64) {
-		if ev.DType == 0 && len(b) > 0 && string(b) != "Scalar" && string(b) != "ScalarList" && string(b) != "TensorList" && string(b) != "GenericList" {
-			ev.DType = p.str(b, off)
+		if p.shape.DType == 0 && len(b) > 0 && string(b) != "Scalar" && string(b) != "ScalarList" && string(b) != "TensorList" && string(b) != "GenericList" {
+			p.shape.DType = p.str(b, off)
 		}
 	})
 	p.shape.Types = s
@@ -693,7 +723,7 @@ func (p *parser) stringList(each func(b []byte, off int64)) (Str, error) {
 
 // inputDims reads args["Input Dims"], a list of shapes ([[32, 3, 224,
 // 224], [], ...]), keeping the leading dimension of the first non-empty
-// shape in ev.LeadDim and the whole list in the shape table as compact
+// shape in the shape table's LeadDim and the whole list in the shape table as compact
 // text ("[32,3,224,224],[],?": "?" for an entry or size that is not a
 // list or a number).
 func (p *parser) inputDims(ev *Event) error {
@@ -729,7 +759,7 @@ func (p *parser) inputDims(ev *Event) error {
 				return nil
 			}
 			if v, ok := parseInt(b); ok && v == int64(int32(v)) {
-				ev.LeadDim = int32(v)
+				p.shape.LeadDim = int32(v)
 				ev.Has |= HasLeadDim
 			}
 			return nil
@@ -766,7 +796,7 @@ func (p *parser) dimsFast(ev *Event) bool {
 	}
 	p.shape.Dims = s
 	if d.hasLead && ev.Has&HasLeadDim == 0 {
-		ev.LeadDim, ev.Has = d.lead, ev.Has|HasLeadDim
+		p.shape.LeadDim, ev.Has = d.lead, ev.Has|HasLeadDim
 	}
 	return true
 }

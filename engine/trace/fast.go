@@ -24,9 +24,15 @@ var fastRead atomic.Int64
 // read writes to the trace's side tables as it goes; they are written when
 // the whole event has been read.
 type pendingArgs struct {
-	shape              OpShapes
-	reserved, devType  int64
-	hasRes, hasDevType bool
+	shape OpShapes
+	mem   [4]pendingMem // in the order read
+	nMem  int
+}
+
+// pendingMem is one MemArgs field: memArg's key and the value.
+type pendingMem struct {
+	key byte
+	v   int64
 }
 
 // fastEvent reads the event object at lx.pos (its '{') and stores it,
@@ -147,13 +153,10 @@ func (p *parser) fastEvent() bool {
 	p.fastN++
 	p.nEvents++
 	p.t.Health.EventsRead++
-	if pend.hasRes {
-		p.memArg(r.ev.Index, 'T', pend.reserved)
+	for _, m := range pend.mem[:pend.nMem] {
+		p.memArg(r.ev.Index, m.key, m.v)
 	}
-	if pend.hasDevType {
-		p.memArg(r.ev.Index, 'D', pend.devType)
-	}
-	if sh := pend.shape; sh.Dims != 0 || sh.Types != 0 || sh.Concrete != 0 {
+	if sh := pend.shape; sh.any(r.ev.Has) {
 		sh.Index = r.ev.Index
 		p.t.Shapes = append(p.t.Shapes, sh)
 		r.ev.Has |= HasShapes
@@ -245,10 +248,10 @@ func (p *parser) fastArgs(b []byte, i int, ev *Event, pend *pendingArgs) int {
 		}
 		flag, dst, dst32, side := intArg(a, ev)
 		switch {
-		case side == 'T':
-			pend.reserved, pend.hasRes = v, true
-		case side == 'D':
-			pend.devType, pend.hasDevType = v, true
+		case side != 0:
+			pend.mem[pend.nMem] = pendingMem{side, v}
+			pend.nMem++
+			ev.Has |= flag
 		case dst32 != nil:
 			if v != int64(int32(v)) {
 				continue
@@ -280,14 +283,14 @@ func (p *parser) fastDims(b []byte, i int, ev *Event, sh *OpShapes) int {
 		sh.Dims = p.str(out, p.lx.base+int64(i))
 	}
 	if d.hasLead && ev.Has&HasLeadDim == 0 {
-		ev.LeadDim = d.lead
+		sh.LeadDim = d.lead
 		ev.Has |= HasLeadDim
 	}
 	return i + d.n + 2
 }
 
 // fastStringList reads args["Input type"] (types true: keeping the first
-// tensor dtype in ev.DType) or args["Concrete Inputs"] at b[i] as
+// tensor dtype in sh.DType) or args["Concrete Inputs"] at b[i] as
 // stringList does, for a list of plain strings, or returns -1. off is the
 // value's offset as the general read takes it.
 func (p *parser) fastStringList(b []byte, i int, off int64, ev *Event, types bool, sh *OpShapes) int {
@@ -317,12 +320,12 @@ func (p *parser) fastStringList(b []byte, i int, off int64, ev *Event, types boo
 		if len(buf) > maxShapeText {
 			return -1
 		}
-		if types && ev.DType == 0 && e > s {
+		if types && sh.DType == 0 && e > s {
 			switch string(b[s:e]) {
 			case "Scalar", "ScalarList", "TensorList", "GenericList":
 			default:
 				p.lx.escaped = false
-				ev.DType = p.str(b[s:e], p.lx.base+int64(i))
+				sh.DType = p.str(b[s:e], p.lx.base+int64(i))
 			}
 		}
 		if i = skipWS(b, e+1); i >= len(b) {

@@ -1,33 +1,59 @@
 package trace
 
-import "testing"
+import (
+	"testing"
+	"unsafe"
+)
 
-// The [memory] args Event has no field for (Total Reserved, Device Type)
-// land in Trace.MemArgs, in either key order; events without them have no
-// entry, and a non-integer value is ignored.
+// The byte-count args (memcpy args.bytes; [memory] Bytes, Total
+// Allocated, Total Reserved, Device Type) land in Trace.MemArgs, in either
+// key order, one entry an event; events without them have no entry, and a
+// non-integer value is ignored.
 func TestMemArgs(t *testing.T) {
 	tr := parse(t, `{"traceEvents":[
 	{"ph":"i","s":"t","cat":"cpu_instant_event","name":"[memory]","pid":1,"tid":2,"ts":10,"args":{"Total Reserved":8192,"Bytes":512,"Total Allocated":4096,"Device Id":0,"Device Type":1}},
 	{"ph":"i","s":"t","name":"[memory]","pid":1,"tid":2,"ts":20,"args":{"Device Type":0,"Bytes":64}},
 	{"ph":"i","s":"t","name":"[memory]","pid":1,"tid":2,"ts":30,"args":{"Bytes":-64}},
-	{"ph":"i","s":"t","name":"[memory]","pid":1,"tid":2,"ts":40,"args":{"Bytes":8,"Device Type":"cuda","Total Reserved":1.5}}
+	{"ph":"i","s":"t","name":"[memory]","pid":1,"tid":2,"ts":40,"args":{"Bytes":8,"Device Type":"cuda","Total Reserved":1.5}},
+	{"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable -> Device)","pid":0,"tid":7,"ts":50,"dur":3,"args":{"device":0,"stream":7,"correlation":9,"bytes":1048576}},
+	{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":60,"dur":3,"args":{"device":0,"stream":7,"correlation":10}},
+	{"ph":"i","s":"t","name":"[memory]","pid":1,"tid":2,"ts":70,"args":{"Bytes":"many"}}
 	]}`)
 	want := []struct {
 		ok       bool
 		devType  int32
 		reserved int64
 		hasRes   bool
-	}{{true, 1, 8192, true}, {true, 0, 0, false}, {false, 0, 0, false}, {false, 0, 0, false}}
+		bytes    int64 // -1: no BytesOf
+	}{{true, 1, 8192, true, 512}, {true, 0, 0, false, 64}, {true, -1, 0, false, -64}, {true, -1, 0, false, 8}, {true, -1, 0, false, 1 << 20}, {false, 0, 0, false, -1}, {false, 0, 0, false, -1}}
 	if len(tr.Events) != len(want) {
 		t.Fatalf("%d events", len(tr.Events))
 	}
 	for k, w := range want {
-		a, ok := tr.MemArgsOf(&tr.Events[k])
+		e := &tr.Events[k]
+		a, ok := tr.MemArgsOf(e)
 		if ok != w.ok || ok && (a.DeviceType != w.devType || a.TotalReserved != w.reserved || a.HasReserved != w.hasRes) {
 			t.Errorf("event %d: %+v %v, want %+v", k, a, ok, w)
 		}
+		if b, ok := tr.BytesOf(e); ok != (w.bytes != -1) || ok && b != w.bytes {
+			t.Errorf("event %d: bytes %d %v, want %d", k, b, ok, w.bytes)
+		}
 	}
-	if e := tr.Events[0]; e.Device != 0 || e.Has&HasDeviceID == 0 || e.TotalAllocated != 4096 || e.Bytes != 512 {
-		t.Errorf("event 0 = %+v", e)
+	if len(tr.MemArgs) != 5 {
+		t.Errorf("%d MemArgs entries, want 5", len(tr.MemArgs))
+	}
+	e := &tr.Events[0]
+	a, _ := tr.MemArgsOf(e)
+	if b, ok := tr.BytesOf(e); e.Device != 0 || e.Has&HasDeviceID == 0 || e.Has&HasTotalAllocated == 0 || a.TotalAllocated != 4096 || !ok || b != 512 {
+		t.Errorf("event 0 = %+v, %+v", e, a)
+	}
+}
+
+// TestEventSize guards the store's size: every kept event costs this much
+// memory, and every facts pass reads it. An arg only some events carry
+// belongs in a side table (MemArgs, Shapes, Comms).
+func TestEventSize(t *testing.T) {
+	if n := unsafe.Sizeof(Event{}); n != 72 {
+		t.Errorf("Event is %d bytes, want 72", n)
 	}
 }

@@ -547,7 +547,7 @@ func (p *parser) join(c *chunk) {
 	}
 	for _, sh := range c.shapes {
 		sh.Index += base
-		sh.Dims, sh.Types, sh.Concrete = sm[sh.Dims], sm[sh.Types], sm[sh.Concrete]
+		sh.Dims, sh.Types, sh.Concrete, sh.DType = sm[sh.Dims], sm[sh.Types], sm[sh.Concrete], sm[sh.DType]
 		t.Shapes = append(t.Shapes, sh)
 	}
 	for _, m := range c.memArgs {
@@ -597,7 +597,7 @@ func (p *parser) join(c *chunk) {
 // relocate renumbers a chunk-local event into the trace's tables.
 func (p *parser) relocate(e *Event, base int32) {
 	sm := p.strMap
-	e.Name, e.CatName, e.DType = sm[e.Name], sm[e.CatName], sm[e.DType]
+	e.Name, e.CatName = sm[e.Name], sm[e.CatName]
 	e.Index += base
 	if e.PID >= StrIDBase && e.PID < StrIDBase+ID(len(p.idMap)) {
 		e.PID = p.idMap[e.PID-StrIDBase]

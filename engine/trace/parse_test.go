@@ -122,8 +122,10 @@ func TestBeginEndPairsAndPhases(t *testing.T) {
 	if got["X:inner"].Dur != 10_000 || got["X:outer"].Dur != 100_000 || got["X:outer"].TS != 100_000 {
 		t.Errorf("B/E pairs: inner %+v outer %+v", got["X:inner"], got["X:outer"])
 	}
-	if m := got["i:[memory]"]; m.Bytes != -512 || m.TotalAllocated != 4096 || !tr.ProfileMemory {
-		t.Errorf("[memory] = %+v", m)
+	m := got["i:[memory]"]
+	a, _ := tr.MemArgsOf(&m)
+	if b, ok := tr.BytesOf(&m); !ok || b != -512 || m.Has&HasTotalAllocated == 0 || a.TotalAllocated != 4096 || !tr.ProfileMemory {
+		t.Errorf("[memory] = %+v, %+v", m, a)
 	}
 	if _, ok := got["C:queue"]; !ok {
 		t.Error("counter event missing")

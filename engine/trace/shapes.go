@@ -17,11 +17,24 @@ import (
 //     "||[2, 2]|[3, 3]|False".
 //
 // Entries longer than maxShapeText in all are not kept.
+//
+// DType and LeadDim are read from those args, whatever their length:
+// DType the first tensor dtype of Input type ("float", "c10::BFloat16"),
+// LeadDim the leading dimension of the first non-empty shape of Input Dims
+// (the batch dimension of a model's input), set when the event has
+// HasLeadDim.
 type OpShapes struct {
 	Index    int32 // Event.Index of the event
 	Dims     Str
 	Types    Str
 	Concrete Str
+	DType    Str
+	LeadDim  int32
+}
+
+// any reports whether s holds anything for an event with flags has.
+func (s *OpShapes) any(has uint16) bool {
+	return s.Dims != 0 || s.Types != 0 || s.Concrete != 0 || s.DType != 0 || has&HasLeadDim != 0
 }
 
 // maxShapeText caps the text kept for one arg: longer lists (TensorList

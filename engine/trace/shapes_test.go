@@ -39,11 +39,49 @@ func TestShapes(t *testing.T) {
 			t.Errorf("event %d: %v %q %q %q, want %+v", i, ok, tr.Str(sh.Dims), tr.Str(sh.Types), tr.Str(sh.Concrete), w)
 		}
 	}
-	if e := &tr.Events[0]; e.LeadDim != 32 || tr.Str(e.DType) != "float" {
-		t.Errorf("lead dim %d, dtype %q", e.LeadDim, tr.Str(e.DType))
+	for i, w := range []struct {
+		lead  int32
+		dtype string
+	}{{32, "float"}, {0, ""}, {8, "c10::BFloat16"}} {
+		e := &tr.Events[i]
+		sh, _ := tr.ShapesOf(e)
+		if hasLead := e.Has&trace.HasLeadDim != 0; hasLead != (w.lead != 0) || sh.LeadDim != w.lead || tr.Str(sh.DType) != w.dtype {
+			t.Errorf("event %d: lead dim %d (%v), dtype %q; want %d, %q (the first non-empty shape and tensor type)", i, sh.LeadDim, hasLead, tr.Str(sh.DType), w.lead, w.dtype)
+		}
 	}
-	if e := &tr.Events[2]; e.LeadDim != 8 {
-		t.Errorf("lead dim of the first non-empty shape: %d", e.LeadDim)
+}
+
+// TestShapesLeadAndTypeBeyondTextCap checks that the leading dimension
+// and dtype are kept when the record_shapes text is too long to keep, and
+// that a second args object adds to the first's entry instead of making
+// another.
+func TestShapesLeadAndTypeBeyondTextCap(t *testing.T) {
+	long := "[[16, 3]" + strings.Repeat(", [1, 2, 3]", 600) + "]"
+	in := `{"traceEvents": [
+	 {"ph": "X", "cat": "cpu_op", "name": "aten::cat", "pid": 1, "tid": 1, "ts": 10, "dur": 5,
+	  "args": {"Input Dims": ` + long + `, "Input type": ["c10::Half"]}},
+	 {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 20, "dur": 5,
+	  "args": {"Input type": ["float"]}, "args": {"Input Dims": [[4, 5]], "Input type": ["double"]}}
+	]}`
+	for _, workers := range []int{1, 2} {
+		tr, err := trace.ParseWith(strings.NewReader(in), "long.json", workers, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, w := range []struct {
+			lead        int32
+			dtype, dims string
+			types       string
+		}{{16, "c10::Half", "", "c10::Half"}, {4, "float", "[4,5]", "double"}} {
+			e := &tr.Events[i]
+			sh, ok := tr.ShapesOf(e)
+			if !ok || e.Has&trace.HasLeadDim == 0 || sh.LeadDim != w.lead || tr.Str(sh.DType) != w.dtype || tr.Str(sh.Dims) != w.dims || tr.Str(sh.Types) != w.types {
+				t.Errorf("workers %d, event %d: %v lead %d dtype %q dims %.40q types %q; want %+v", workers, i, ok, sh.LeadDim, tr.Str(sh.DType), tr.Str(sh.Dims), tr.Str(sh.Types), w)
+			}
+		}
+		if len(tr.Shapes) != 2 {
+			t.Errorf("workers %d: %d shape entries, want one an event", workers, len(tr.Shapes))
+		}
 	}
 }
 

@@ -86,12 +86,12 @@ const (
 	HasExternalID
 	HasDevice
 	HasStream
-	HasBytes
-	HasTotalAllocated
+	HasBytes          // MemArgs.Bytes is set (see BytesOf)
+	HasTotalAllocated // MemArgs.TotalAllocated is set
 	HasDeviceID
-	HasLeadDim
-	HasShapes // the event has an entry in Trace.Shapes
-	HasComm   // the event has an entry in Trace.Comms
+	HasLeadDim // OpShapes.LeadDim is set
+	HasShapes  // the event has an entry in Trace.Shapes
+	HasComm    // the event has an entry in Trace.Comms
 )
 
 // Event is one kept trace event: complete events (X, and B/E pairs joined),
@@ -103,22 +103,19 @@ type Event struct {
 	TID     ID
 	Name    Str
 	CatName Str
-	DType   Str // first tensor dtype of args["Input type"] (record_shapes), 0 when absent
 	Cat     Cat
 	Ph      byte
 	Has     uint16
 	Index   int32 // position among the file's events, in file order
-	// LeadDim is the leading dimension of the first non-empty tensor shape
-	// in args["Input Dims"] (record_shapes): the batch dimension of a
-	// model's input. Set when Has&HasLeadDim.
-	LeadDim int32
 
-	Correlation    int64 // args.correlation (CUDA/HIP correlation id)
-	ExternalID     int64 // args["External id"] (also "external id")
-	Device         int32 // args.device (GPU events)
-	Stream         int32 // args.stream (GPU events)
-	Bytes          int64 // args.bytes (memcpy) or args.Bytes ([memory], negative for frees)
-	TotalAllocated int64 // args["Total Allocated"] ([memory])
+	Correlation int64 // args.correlation (CUDA/HIP correlation id)
+	ExternalID  int64 // args["External id"] (also "external id")
+	Device      int32 // args.device (GPU events)
+	Stream      int32 // args.stream (GPU events)
+	// The args only some events carry live in side tables keyed by Index,
+	// which keeps the store at 72 bytes an event: byte counts in
+	// Trace.MemArgs (BytesOf, MemArgsOf), record_shapes args, their first
+	// dtype and leading dimension in Trace.Shapes (ShapesOf).
 }
 
 // End returns TS + Dur.
@@ -180,8 +177,9 @@ type Trace struct {
 	// Shapes holds the record_shapes args of the events that have them
 	// (Event.Has&HasShapes), in file order; see ShapesOf.
 	Shapes []OpShapes
-	// MemArgs holds the [memory] args that Event has no room for (Total
-	// Reserved, Device Type), in file order; see MemArgs.
+	// MemArgs holds the byte counts of the events that have them: memcpy
+	// and memset args.bytes, and the [memory] args. One entry an event, in
+	// file order; see MemArgsOf and BytesOf.
 	MemArgs []MemArgs
 
 	// Comms holds the c10d collective args of the events that have them
