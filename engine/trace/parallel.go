@@ -540,11 +540,7 @@ func (p *parser) join(c *chunk) {
 	p.idMap = im
 	base := p.nEvents
 	p.readAt = c.rawAt
-	for i := range c.events {
-		e := c.events[i]
-		p.relocate(&e, base)
-		p.keep(&e)
-	}
+	p.keepAll(c.events, base)
 	for _, sh := range c.shapes {
 		sh.Index += base
 		sh.Dims, sh.Types, sh.Concrete, sh.DType = sm[sh.Dims], sm[sh.Types], sm[sh.Concrete], sm[sh.DType]
@@ -592,6 +588,29 @@ func (p *parser) join(c *chunk) {
 	clear(c.strs)
 	clear(c.idKeys)
 	clear(c.ids)
+}
+
+// keepAll keeps a chunk's events, relocated by base. While the sized
+// store has room they are copied in blocks and relocated there, where the
+// copy left them in cache; the rest go through keep one by one.
+func (p *parser) keepAll(evs []Event, base int32) {
+	const block = 1024
+	for len(evs) > 0 {
+		if room := cap(p.flat) - len(p.flat); p.flat != nil && room > 0 {
+			n := min(len(evs), room, block)
+			at := len(p.flat)
+			p.flat = append(p.flat, evs[:n]...)
+			for i := at; i < len(p.flat); i++ {
+				p.relocate(&p.flat[i], base)
+			}
+			evs = evs[n:]
+			continue
+		}
+		e := evs[0]
+		p.relocate(&e, base)
+		p.keep(&e)
+		evs = evs[1:]
+	}
 }
 
 // relocate renumbers a chunk-local event into the trace's tables.
