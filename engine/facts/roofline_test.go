@@ -1,8 +1,10 @@
 package facts_test
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -109,6 +111,28 @@ func TestRooflineFacts(t *testing.T) {
 	}
 	if len(f.RooflineKinds) != 1 || f.RooflineKinds[0].Kind != "gemm" || f.RooflineKinds[0].Bound != "compute" {
 		t.Errorf("roofline_kinds: %+v", f.RooflineKinds)
+	}
+}
+
+// TestRooflineOuterOpTextTooLong: an enclosing modelled op whose
+// record_shapes text is over the cap (only its lead dim or dtype is kept)
+// is not taken for the op the roofline models, so the aten::mm under it
+// still is.
+func TestRooflineOuterOpTextTooLong(t *testing.T) {
+	dims := []any{[]any{4096, 4096}}
+	types := []any{}
+	for range 1500 {
+		dims = append(dims, []any{1})
+		types = append(types, "c10::BFloat16")
+	}
+	for _, args := range []map[string]any{{"Input Dims": dims}, {"Input type": types}} {
+		b := mmTrace()
+		b.Raw(map[string]any{"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": b.Pid, "tid": b.Tid, "ts": 90, "dur": 100, "args": args})
+		f := derive(t, b)
+		wantF(t, "modelled_kernel_time_ratio", f.ModelledKernelTimeRatio, 0.75)
+		if len(f.RooflineOps) != 1 || f.RooflineOps[0].Name != "aten::mm" {
+			t.Errorf("roofline_ops under an outer op with %v: %+v", slices.Collect(maps.Keys(args)), f.RooflineOps)
+		}
 	}
 }
 

@@ -306,19 +306,10 @@ func (p *parser) timeValue() (int64, bool, error) {
 // trace's shape table (see OpShapes).
 func (p *parser) args(ev *Event) error {
 	p.shape = OpShapes{Index: ev.Index}
-	again := ev.Has&HasShapes != 0 // a second args object: add to the entry of the first
-	if again {
-		p.shape = p.t.Shapes[len(p.t.Shapes)-1]
-	}
+	had := ev.Has
 	ca := newCommArgs(ev.Index)
 	err := p.argsBody(ev, &ca)
-	switch sh := p.shape; {
-	case again:
-		p.t.Shapes[len(p.t.Shapes)-1] = sh
-	case sh.any(ev.Has):
-		p.t.Shapes = append(p.t.Shapes, sh)
-		ev.Has |= HasShapes
-	}
+	p.addShapes(ev, p.shape, had)
 	if ca.set() {
 		p.t.Comms = append(p.t.Comms, ca)
 		ev.Has |= HasComm

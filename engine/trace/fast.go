@@ -156,11 +156,8 @@ func (p *parser) fastEvent() bool {
 	for _, m := range pend.mem[:pend.nMem] {
 		p.memArg(r.ev.Index, m.key, m.v)
 	}
-	if sh := pend.shape; sh.any(r.ev.Has) {
-		sh.Index = r.ev.Index
-		p.t.Shapes = append(p.t.Shapes, sh)
-		r.ev.Has |= HasShapes
-	}
+	pend.shape.Index = r.ev.Index
+	p.addShapes(&r.ev, pend.shape, 0)
 	p.store(&r)
 	return true
 }

@@ -20,9 +20,9 @@ import (
 //
 // DType and LeadDim are read from those args, whatever their length:
 // DType the first tensor dtype of Input type ("float", "c10::BFloat16"),
-// LeadDim the leading dimension of the first non-empty shape of Input Dims
-// (the batch dimension of a model's input), set when the event has
-// HasLeadDim.
+// set when the event has HasDType; LeadDim the leading dimension of the
+// first non-empty shape of Input Dims (the batch dimension of a model's
+// input), set when it has HasLeadDim. HasShapes says the text is there.
 type OpShapes struct {
 	Index    int32 // Event.Index of the event
 	Dims     Str
@@ -32,18 +32,48 @@ type OpShapes struct {
 	LeadDim  int32
 }
 
-// any reports whether s holds anything for an event with flags has.
-func (s *OpShapes) any(has uint16) bool {
-	return s.Dims != 0 || s.Types != 0 || s.Concrete != 0 || s.DType != 0 || has&HasLeadDim != 0
+// addShapes files sh, what one args object of ev held, in the shape table;
+// had is ev.Has before that object was read. A second args object in one
+// event adds only what the first lacked: the text of the first object
+// that had any, the first dtype and the first leading dimension.
+func (p *parser) addShapes(ev *Event, sh OpShapes, had uint16) {
+	var add uint16
+	if sh.Dims != 0 || sh.Types != 0 || sh.Concrete != 0 {
+		add |= HasShapes
+	}
+	if sh.DType != 0 {
+		add |= HasDType
+	}
+	add |= ev.Has & HasLeadDim // set while the object was read
+	add &^= had
+	if add == 0 {
+		return
+	}
+	ev.Has |= add
+	if had&hasShapeEntry == 0 {
+		p.t.Shapes = append(p.t.Shapes, sh)
+		return
+	}
+	prev := &p.t.Shapes[len(p.t.Shapes)-1] // this event's
+	if add&HasShapes != 0 {
+		prev.Dims, prev.Types, prev.Concrete = sh.Dims, sh.Types, sh.Concrete
+	}
+	if add&HasDType != 0 {
+		prev.DType = sh.DType
+	}
+	if add&HasLeadDim != 0 {
+		prev.LeadDim = sh.LeadDim
+	}
 }
 
 // maxShapeText caps the text kept for one arg: longer lists (TensorList
 // args of _foreach ops with hundreds of tensors) are not kept.
 const maxShapeText = 4 << 10
 
-// ShapesOf returns the record_shapes args of e.
+// ShapesOf returns the record_shapes args of e, when it has any of them
+// (HasShapes, HasLeadDim or HasDType); the text is 0 without HasShapes.
 func (t *Trace) ShapesOf(e *Event) (OpShapes, bool) {
-	if e.Has&HasShapes == 0 {
+	if e.Has&hasShapeEntry == 0 {
 		return OpShapes{}, false
 	}
 	k, ok := slices.BinarySearchFunc(t.Shapes, e.Index, func(s OpShapes, i int32) int { return cmp.Compare(s.Index, i) })

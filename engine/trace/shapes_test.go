@@ -52,9 +52,10 @@ func TestShapes(t *testing.T) {
 }
 
 // TestShapesLeadAndTypeBeyondTextCap checks that the leading dimension
-// and dtype are kept when the record_shapes text is too long to keep, and
-// that a second args object adds to the first's entry instead of making
-// another.
+// and dtype are kept when the record_shapes text is too long to keep
+// (without the text flag, so the roofline does not take the op for a
+// modelled one), and that a second args object adds to the first's entry
+// only what the first lacked.
 func TestShapesLeadAndTypeBeyondTextCap(t *testing.T) {
 	long := "[[16, 3]" + strings.Repeat(", [1, 2, 3]", 600) + "]"
 	in := `{"traceEvents": [
@@ -72,12 +73,15 @@ func TestShapesLeadAndTypeBeyondTextCap(t *testing.T) {
 			lead        int32
 			dtype, dims string
 			types       string
-		}{{16, "c10::Half", "", "c10::Half"}, {4, "float", "[4,5]", "double"}} {
+		}{{16, "c10::Half", "", "c10::Half"}, {4, "float", "", "float"}} {
 			e := &tr.Events[i]
 			sh, ok := tr.ShapesOf(e)
-			if !ok || e.Has&trace.HasLeadDim == 0 || sh.LeadDim != w.lead || tr.Str(sh.DType) != w.dtype || tr.Str(sh.Dims) != w.dims || tr.Str(sh.Types) != w.types {
+			if !ok || e.Has&trace.HasLeadDim == 0 || e.Has&trace.HasDType == 0 || sh.LeadDim != w.lead || tr.Str(sh.DType) != w.dtype || tr.Str(sh.Dims) != w.dims || tr.Str(sh.Types) != w.types {
 				t.Errorf("workers %d, event %d: %v lead %d dtype %q dims %.40q types %q; want %+v", workers, i, ok, sh.LeadDim, tr.Str(sh.DType), tr.Str(sh.Dims), tr.Str(sh.Types), w)
 			}
+		}
+		if e := &tr.Events[0]; e.Has&trace.HasShapes == 0 {
+			t.Errorf("workers %d: the kept Input type text is not flagged", workers)
 		}
 		if len(tr.Shapes) != 2 {
 			t.Errorf("workers %d: %d shape entries, want one an event", workers, len(tr.Shapes))

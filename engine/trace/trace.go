@@ -90,9 +90,14 @@ const (
 	HasTotalAllocated // MemArgs.TotalAllocated is set
 	HasDeviceID
 	HasLeadDim // OpShapes.LeadDim is set
-	HasShapes  // the event has an entry in Trace.Shapes
+	HasShapes  // OpShapes has record_shapes text (Dims, Types or Concrete)
 	HasComm    // the event has an entry in Trace.Comms
+	HasDType   // OpShapes.DType is set
 )
+
+// hasShapeEntry: an event with any of these flags has an entry in
+// Trace.Shapes.
+const hasShapeEntry = HasShapes | HasLeadDim | HasDType
 
 // Event is one kept trace event: complete events (X, and B/E pairs joined),
 // instants and counters. Flows and metadata are counted, not stored.
@@ -175,7 +180,8 @@ type Trace struct {
 	Health Health
 
 	// Shapes holds the record_shapes args of the events that have them
-	// (Event.Has&HasShapes), in file order; see ShapesOf.
+	// (Event.Has&(HasShapes|HasLeadDim|HasDType)), one entry an event, in
+	// file order; see ShapesOf.
 	Shapes []OpShapes
 	// MemArgs holds the byte counts of the events that have them: memcpy
 	// and memset args.bytes, and the [memory] args. One entry an event, in
