@@ -30,6 +30,9 @@ func FuzzParse(f *testing.F) {
 		`{"traceEvents":[{"ph":"X","name":"a","ts":NaN,"dur":-inf,"args":{"x":"C:\path"}}`,
 		`{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":N/A,"args":{"bytes":N/A,"l":[N/A]}}]}`,
 		`{"nodes":[]}`,
+		// The side tables: byte counts, record_shapes args, a repeated args object.
+		`{"traceEvents":[{"ph":"i","s":"t","name":"[memory]","pid":1,"tid":1,"ts":1,"args":{"Bytes":-64,"Total Allocated":4096,"Total Reserved":8192,"Device Type":1,"Device Id":0}},{"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable -> Device)","pid":0,"tid":7,"ts":2,"dur":1,"args":{"bytes":1024,"device":0,"stream":7}}]}`,
+		`{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":1,"dur":5,"args":{"Input type":["float",""]},"args":{"Input Dims":[[8,4],[4,2]],"Concrete Inputs":["",""]}}]}`,
 	} {
 		f.Add([]byte(s))
 	}
