@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 
 	"github.com/stepdoctor/stepdoctor/engine/facts/factstest"
@@ -20,14 +19,7 @@ func TestDeriveConcurrent(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("skipping: one core, so the op tables never run beside the breakdown")
 	}
-	dir := factstest.SharedTraces(t)
-	var paths []string
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".json") || strings.HasSuffix(p, ".json.gz")) && !strings.HasPrefix(d.Name(), "REFERENCE") {
-			paths = append(paths, p)
-		}
-		return nil
-	})
+	dir, paths := factstest.SharedTraceFiles(t)
 	defer func(n int) { concurrentMinEvents = n }(concurrentMinEvents)
 	for _, p := range paths {
 		f, err := os.Open(p)

@@ -137,14 +137,7 @@ func firstDiff(got, want *trace.Trace) string {
 // TestParallelMatchesSerialOnSharedTraces compares the two reads, and the
 // facts JSON each gives, on every shared trace.
 func TestParallelMatchesSerialOnSharedTraces(t *testing.T) {
-	dir := factstest.SharedTraces(t)
-	var paths []string
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".json") || strings.HasSuffix(p, ".json.gz")) && !strings.HasPrefix(d.Name(), "REFERENCE") {
-			paths = append(paths, p)
-		}
-		return nil
-	})
+	dir, paths := factstest.SharedTraceFiles(t)
 	if len(paths) == 0 {
 		t.Skipf("skipping: no traces under %s", dir)
 	}

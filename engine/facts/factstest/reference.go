@@ -26,6 +26,21 @@ func SharedTraces(t testing.TB) string {
 	return dir
 }
 
+// SharedTraceFiles returns the shared trace folder and every trace file
+// under it (.json and .json.gz, not REFERENCE*), in walk order; it skips
+// the test, saying so, when the folder is absent.
+func SharedTraceFiles(t testing.TB) (string, []string) {
+	dir := SharedTraces(t)
+	var paths []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".json") || strings.HasSuffix(p, ".json.gz")) && !strings.HasPrefix(d.Name(), "REFERENCE") {
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	return dir, paths
+}
+
 // Reference loads REFERENCE.json: trace path under the shared folder ->
 // fact name -> expected value (JSON-decoded). A trace whose facts are all
 // null is not a Kineto trace and must be rejected.
