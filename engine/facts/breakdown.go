@@ -329,6 +329,13 @@ func (d *deriver) collectives() {
 			idx = append(idx, i)
 		}
 	}
+	d.listCollectives(idx)
+}
+
+// listCollectives sets Facts.Collectives from the communication events
+// idx, in start order with absolute start times, and their examples.
+func (d *deriver) listCollectives(idx []int) {
+	evs := d.t.Events
 	sortByStart(evs, idx)
 	for _, i := range idx {
 		e := &evs[i]
@@ -365,10 +372,5 @@ func (d *deriver) hostCollectives() {
 			idx = append(idx, i)
 		}
 	}
-	sortByStart(evs, idx)
-	for _, i := range idx {
-		e := &evs[i]
-		d.f.Collectives = append(d.f.Collectives, Collective{Name: d.t.Name(e), StartUS: float64(d.t.BaseTimeNS+e.TS) / 1e3, DurUS: float64(e.Dur) / 1e3})
-	}
-	d.commExamples(idx)
+	d.listCollectives(idx)
 }
