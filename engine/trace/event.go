@@ -192,31 +192,29 @@ func argOf(k []byte) arg {
 }
 
 // intArg is where an integer arg of kind a is kept: an Event field (dst
-// or dst32) with its Has flag, or side, a MemArgs field (see memArg),
+// or dst32) with its Has flag, or, when side, a MemArgs field (memArg),
 // with the Has flag that says it is set, if any; all zero for the other
 // kinds.
-func intArg(a arg, ev *Event) (flag uint16, dst *int64, dst32 *int32, side byte) {
+func intArg(a arg, ev *Event) (flag uint16, dst *int64, dst32 *int32, side bool) {
 	switch a {
 	case argCorrelation:
-		return HasCorrelation, &ev.Correlation, nil, 0
+		return HasCorrelation, &ev.Correlation, nil, false
 	case argExternalID:
-		return HasExternalID, &ev.ExternalID, nil, 0
+		return HasExternalID, &ev.ExternalID, nil, false
 	case argDevice:
-		return HasDevice, nil, &ev.Device, 0
+		return HasDevice, nil, &ev.Device, false
 	case argStream:
-		return HasStream, nil, &ev.Stream, 0
+		return HasStream, nil, &ev.Stream, false
 	case argBytes:
-		return HasBytes, nil, nil, 'B'
+		return HasBytes, nil, nil, true
 	case argTotalAllocated:
-		return HasTotalAllocated, nil, nil, 'A'
+		return HasTotalAllocated, nil, nil, true
 	case argDeviceID:
-		return HasDeviceID, nil, &ev.Device, 0
-	case argReserved:
-		return 0, nil, nil, 'T'
-	case argDeviceType:
-		return 0, nil, nil, 'D'
+		return HasDeviceID, nil, &ev.Device, false
+	case argReserved, argDeviceType:
+		return 0, nil, nil, true
 	}
-	return 0, nil, nil, 0
+	return 0, nil, nil, false
 }
 
 // strValue reads a string value; a non-string is skipped and returns nil.
@@ -342,7 +340,7 @@ func (p *parser) argsBody(ev *Event, ca *CommArgs) error {
 			}
 			continue
 		case argTypes:
-			if err := p.dtype(ev); err != nil {
+			if err := p.dtype(); err != nil {
 				return err
 			}
 			continue
@@ -355,7 +353,7 @@ func (p *parser) argsBody(ev *Event, ca *CommArgs) error {
 			p.t.WithStack = true
 		}
 		flag, dst, dst32, side := intArg(a, ev)
-		if flag == 0 && side == 0 {
+		if flag == 0 && !side {
 			if err := lx.skipValue(); err != nil {
 				return err
 			}
@@ -379,8 +377,8 @@ func (p *parser) argsBody(ev *Event, ca *CommArgs) error {
 		if !ok {
 			continue
 		}
-		if side != 0 {
-			p.memArg(ev.Index, side, v)
+		if side {
+			p.memArg(ev.Index, a, v)
 			ev.Has |= flag
 			continue
 		}
@@ -413,23 +411,23 @@ type MemArgs struct {
 	HasReserved    bool
 }
 
-// memArg records arg key of event idx: "bytes" or "Bytes" ('B'), "Total
-// Allocated" ('A'), "Total Reserved" ('T') or "Device Type" ('D').
-func (p *parser) memArg(idx int32, key byte, v int64) {
+// memArg records arg a (one of intArg's side kinds) of event idx.
+func (p *parser) memArg(idx int32, a arg, v int64) {
 	m := p.t.MemArgs
 	if n := len(m); n == 0 || m[n-1].Index != idx {
 		p.t.MemArgs = append(m, MemArgs{Index: idx, DeviceType: -1})
 	}
-	a := &p.t.MemArgs[len(p.t.MemArgs)-1]
+	m = p.t.MemArgs
+	e := &m[len(m)-1]
 	switch {
-	case key == 'B':
-		a.Bytes = v
-	case key == 'A':
-		a.TotalAllocated = v
-	case key == 'T':
-		a.TotalReserved, a.HasReserved = v, true
-	case v == int64(int32(v)):
-		a.DeviceType = int32(v)
+	case a == argBytes:
+		e.Bytes = v
+	case a == argTotalAllocated:
+		e.TotalAllocated = v
+	case a == argReserved:
+		e.TotalReserved, e.HasReserved = v, true
+	case a == argDeviceType && v == int64(int32(v)):
+		e.DeviceType = int32(v)
 	}
 }
 
@@ -667,14 +665,24 @@ func (p *parser) matchBeginEnd() {
 // dtype reads args["Input type"], an array of strings such as
 // ["float", "float", "", "Scalar"], into the shape table and keeps the
 // first tensor dtype.
-func (p *parser) dtype(ev *Event) error {
+func (p *parser) dtype() error {
 	s, err := p.stringList(func(b []byte, off int64) {
-		if p.shape.DType == 0 && len(b) > 0 && string(b) != "Scalar" && string(b) != "ScalarList" && string(b) != "TensorList" && string(b) != "GenericList" {
+		if p.shape.DType == 0 && isTensorType(b) {
 			p.shape.DType = p.str(b, off)
 		}
 	})
 	p.shape.Types = s
 	return err
+}
+
+// isTensorType reports whether an Input type entry names a tensor dtype:
+// not empty (a non-tensor input), not a Scalar or a list.
+func isTensorType(b []byte) bool {
+	switch string(b) {
+	case "", "Scalar", "ScalarList", "TensorList", "GenericList":
+		return false
+	}
+	return true
 }
 
 // concrete reads args["Concrete Inputs"], an array of strings ("", "[2,

@@ -29,10 +29,10 @@ type pendingArgs struct {
 	nMem  int
 }
 
-// pendingMem is one MemArgs field: memArg's key and the value.
+// pendingMem is one MemArgs field: its arg and value.
 type pendingMem struct {
-	key byte
-	v   int64
+	a arg
+	v int64
 }
 
 // fastEvent reads the event object at lx.pos (its '{') and stores it,
@@ -154,7 +154,7 @@ func (p *parser) fastEvent() bool {
 	p.nEvents++
 	p.t.Health.EventsRead++
 	for _, m := range pend.mem[:pend.nMem] {
-		p.memArg(r.ev.Index, m.key, m.v)
+		p.memArg(r.ev.Index, m.a, m.v)
 	}
 	pend.shape.Index = r.ev.Index
 	p.addShapes(&r.ev, pend.shape, 0)
@@ -245,8 +245,8 @@ func (p *parser) fastArgs(b []byte, i int, ev *Event, pend *pendingArgs) int {
 		}
 		flag, dst, dst32, side := intArg(a, ev)
 		switch {
-		case side != 0:
-			pend.mem[pend.nMem] = pendingMem{side, v}
+		case side:
+			pend.mem[pend.nMem] = pendingMem{a, v}
 			pend.nMem++
 			ev.Has |= flag
 		case dst32 != nil:
@@ -317,13 +317,9 @@ func (p *parser) fastStringList(b []byte, i int, off int64, ev *Event, types boo
 		if len(buf) > maxShapeText {
 			return -1
 		}
-		if types && sh.DType == 0 && e > s {
-			switch string(b[s:e]) {
-			case "Scalar", "ScalarList", "TensorList", "GenericList":
-			default:
-				p.lx.escaped = false
-				sh.DType = p.str(b[s:e], p.lx.base+int64(i))
-			}
+		if types && sh.DType == 0 && isTensorType(b[s:e]) {
+			p.lx.escaped = false
+			sh.DType = p.str(b[s:e], p.lx.base+int64(i))
 		}
 		if i = skipWS(b, e+1); i >= len(b) {
 			return -1
