@@ -10,13 +10,13 @@ import (
 	"github.com/stepdoctor/stepdoctor/internal/objstore"
 )
 
-// Memory estimates for the parallel-read budget. The reader keeps 0.15 to
-// 0.26 bytes of events per byte of JSON (72-byte Event; 0.23 on the
-// repeated ResNet50 benchmark trace, 0.37 with its shape table and
-// strings), and with the facts' temporaries the process peaks at 0.47x
-// (2 GB) to 0.6x (200 MB) of the file plus its fixed ~35 MB (measured with
-// the 96-byte Event of before, so an upper bound); gzip traces inflate
-// about 10x.
+// Memory estimates for the parallel-read budget. The reader keeps 0.11 to
+// 0.21 bytes of events per byte of JSON (72-byte Event), 0.12 to 0.28 with
+// the shape and byte-count tables, on the shared traces of 1 MB or more
+// (0.19 and 0.23 on the repeated ResNet50 benchmark trace), and with the
+// facts' temporaries the process peaks at 0.47x (2 GB) to 0.6x (200 MB)
+// of the file plus its fixed ~35 MB (measured with the 96-byte Event of
+// before, so an upper bound); gzip traces inflate about 10x.
 const (
 	memPerJSONByte = 0.5
 	gzipInflation  = 10
