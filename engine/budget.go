@@ -19,7 +19,7 @@ import (
 // before, so an upper bound); gzip traces inflate about 10x.
 const (
 	memPerJSONByte = 0.5
-	gzipInflation  = 10
+	gzipInflation  = 10 // typical, for an estimate; the reader's bound on it (trace.inflatedSize) is 32
 	fallbackBudget = 4 << 30
 )
 
