@@ -61,7 +61,7 @@ func (p *parser) fastEvent() bool {
 			}
 			i = skipWS(b, i+1)
 		}
-		k, next := plainKeyAt(b, i)
+		key, next := p.keyTab.keyAt(b, i)
 		if next < 0 {
 			return false
 		}
@@ -70,7 +70,7 @@ func (p *parser) fastEvent() bool {
 		if i = skipWS(b, i); i >= len(b) {
 			return false
 		}
-		m := memberOf(k)
+		m := key.m
 		if m == mOther {
 			if i = skipValueAt(b, i); i < 0 {
 				return false
@@ -129,11 +129,14 @@ func (p *parser) fastEvent() bool {
 				r.ev.TID = p.id(v)
 			}
 		case mTS, mDur:
-			e := numberEnd(b, i)
+			e, us, plain := numberAt(b, i)
 			if e < 0 {
 				return false
 			}
-			v, ok := parseNS(b[i:e])
+			v, ok := us*1000, true // whole microseconds, as parseNS takes them
+			if !plain || us >= 1<<53 || us <= -1<<53 {
+				v, ok = parseNS(b[i:e])
+			}
 			if !ok {
 				return false
 			}
@@ -185,7 +188,7 @@ func (p *parser) fastArgs(b []byte, i int, ev *Event, pend *pendingArgs) int {
 			}
 			i = skipWS(b, i+1)
 		}
-		k, next := plainKeyAt(b, i)
+		key, next := p.keyTab.keyAt(b, i)
 		if next < 0 {
 			return -1
 		}
@@ -194,8 +197,8 @@ func (p *parser) fastArgs(b []byte, i int, ev *Event, pend *pendingArgs) int {
 		if i = skipWS(b, i); i >= len(b) {
 			return -1
 		}
-		a := argOf(k)
-		if a == argOther && commKey(k) != 0 {
+		a := key.a
+		if a == argOther && key.comm {
 			return -1 // collectives are few: the general read takes them
 		}
 		if a == argCallStack {
@@ -234,11 +237,14 @@ func (p *parser) fastArgs(b []byte, i int, ev *Event, pend *pendingArgs) int {
 			}
 			continue
 		}
-		e := numberEnd(b, i)
+		e, v, plain := numberAt(b, i)
 		if e < 0 {
 			return -1
 		}
-		v, ok := parseInt(b[i:e])
+		ok := true
+		if !plain {
+			v, ok = parseInt(b[i:e])
+		}
 		i = e
 		if !ok {
 			continue
@@ -396,23 +402,47 @@ func plainStringAt(b []byte, i int) (s, e int) {
 // general read rejects "+5" and ".5") or when it may go on past b or is too
 // long.
 func numberEnd(b []byte, i int) int {
+	e, _, _ := numberAt(b, i)
+	return e
+}
+
+// numberAt is numberEnd that also parses the token as it scans it, when
+// it is a plain integer (a minus and 1 to 18 digits, as plainInt
+// takes): its value v, with plain true. The caller parses other numbers
+// from the text.
+func numberAt(b []byte, i int) (end int, v int64, plain bool) {
 	j := i
-	if c := b[j]; c != '-' && (c < '0' || c > '9') {
-		return -1
-	}
-	if b[j] == '-' {
+	neg := b[j] == '-'
+	if neg {
 		j++
-		if j >= len(b) || b[j] < '0' || b[j] > '9' {
-			return -1
-		}
 	}
+	if j >= len(b) || b[j] < '0' || b[j] > '9' {
+		return -1, 0, false
+	}
+	start := j
+	var u uint64 // wraps past 19 digits, when it is not used
+	for j < len(b) {
+		d := b[j] - '0'
+		if d > 9 {
+			break
+		}
+		u = u*10 + uint64(d)
+		j++
+	}
+	digits := j - start
 	for j < len(b) && isNumByte(b[j]) {
 		j++
 	}
 	if j >= len(b) || j-i > maxToken {
-		return -1
+		return -1, 0, false
 	}
-	return j
+	if j-start != digits || digits > 18 {
+		return j, 0, false
+	}
+	if neg {
+		return j, -int64(u), true
+	}
+	return j, int64(u), true
 }
 
 // skipValueAt skips the value at b[i] as lexer.skipValue does when it has

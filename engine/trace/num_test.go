@@ -3,6 +3,7 @@ package trace
 import (
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -27,6 +28,84 @@ func TestParseNSFastForms(t *testing.T) {
 		want, wok := general([]byte(in))
 		if got != want || gok != wok {
 			t.Errorf("parseNS(%q) = %d, %v; the decimal path gives %d, %v", in, got, gok, want, wok)
+		}
+	}
+}
+
+// TestPlainInt: the 8-digits-at-a-time parse gives strconv's value for
+// every 1-18 digit integer text and refuses all else, a non-digit at any
+// place included.
+func TestPlainInt(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	inputs := []string{"", "-", "0", "-0", "7", "12345678", "123456789", "999999999999999999", "-999999999999999999", "1000000000000000000", "+5", "1.5", "1e3", "00000001"}
+	for n := 1; n <= 20; n++ {
+		for range 200 {
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = byte('0' + r.IntN(10))
+			}
+			if r.IntN(3) == 0 {
+				b[r.IntN(n)] = byte(r.IntN(256))
+			}
+			if r.IntN(4) == 0 {
+				b = append([]byte{'-'}, b...)
+			}
+			inputs = append(inputs, string(b))
+		}
+	}
+	for _, in := range inputs {
+		got, ok := plainInt([]byte(in))
+		digits := strings.TrimPrefix(in, "-")
+		plain := len(digits) >= 1 && len(digits) <= 18 && strings.Trim(digits, "0123456789") == ""
+		want, err := strconv.ParseInt(in, 10, 64)
+		if ok != plain || ok && (err != nil || got != want) {
+			t.Errorf("plainInt(%q) = %d, %v; want %d, %v", in, got, ok, want, plain)
+		}
+	}
+}
+
+// TestNumberAt: the fast path's number scan ends where a byte-at-a-time
+// scan of number bytes ends, and its value is plainInt's, for numbers cut
+// anywhere in and around 8-byte words.
+func TestNumberAt(t *testing.T) {
+	ref := func(b []byte, i int) int {
+		j := i
+		if b[j] == '-' {
+			j++
+		}
+		if j >= len(b) || b[j] < '0' || b[j] > '9' {
+			return -1
+		}
+		for j < len(b) && isNumByte(b[j]) {
+			j++
+		}
+		if j >= len(b) || j-i > maxToken {
+			return -1
+		}
+		return j
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	const alphabet = "0123456789000000-+.eE,} x"
+	for range 20000 {
+		b := make([]byte, 1+r.IntN(40))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		if r.IntN(2) == 0 {
+			for i := range min(len(b), 1+r.IntN(24)) {
+				b[i] = byte('0' + r.IntN(10))
+			}
+		}
+		end, v, plain := numberAt(b, 0)
+		if want := ref(b, 0); end != want {
+			t.Fatalf("numberAt(%q) ends at %d, want %d", b, end, want)
+		}
+		if end < 0 {
+			continue
+		}
+		pv, pok := plainInt(b[:end])
+		if plain != pok || plain && v != pv {
+			t.Fatalf("numberAt(%q) = %d, %v; plainInt gives %d, %v", b, v, plain, pv, pok)
 		}
 	}
 }

@@ -92,7 +92,8 @@ type parser struct {
 	fastN   int64 // events the fast path read (fast.go)
 	stop    bool  // input ended early; keep what was read
 	chunks  [][]Event
-	keyBuf  []byte // a key copied out of the window (see member)
+	keyBuf  []byte   // a key copied out of the window (see member)
+	keyTab  keyTable // the fast path's keys (keys.go)
 	recent  [1 << recentBits]recentString
 	strCat  []Cat // category of each interned string, as if it were a "cat"
 

@@ -1,0 +1,149 @@
+package trace
+
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
+// The fast path reads a dozen or more object keys an event, from a set of
+// a few dozen that repeats event after event ("ph", "ts", "args",
+// "External id", "Input Dims", ...). keyTable remembers each key met, with
+// how memberOf, argOf and commKey class it, so a key seen before is known
+// by comparing the 32 bytes after its opening quote with the cached key
+// and its closing quote, a word at a time: no scan for the closing quote,
+// no switch over key names. A miss (a new key, one near the window's end,
+// or one that lost its slot to another) reads and classes the key as
+// plainKeyAt and the switches do, and takes a slot. The classes are those
+// functions' results, so the table changes speed only, never what is
+// read; TestKeyTable checks it against them.
+
+const (
+	keyBucketBits = 6
+	keyWays       = 4              // keys a bucket holds
+	keyWords      = 4              // a cached key and its closing quote fill at most 4 words
+	keyMax        = keyWords*8 - 1 // longest cached key, in bytes
+	keyWindow     = 64             // bytes a lookup reads from the key's opening quote
+)
+
+// keyTable caches keys by their first 8 bytes, in buckets of keyWays
+// keys, so that keys that share their first word ("Process Group Name",
+// "Process Group Ranks", ...) or a bucket, met in turn event after event,
+// do not evict each other.
+type keyTable struct {
+	bucket [1 << keyBucketBits][keyWays]keySlot
+	spare  keySlot // the classes of a key not cached (see miss)
+	misses int     // lookups that read the key in full (for the tests)
+}
+
+// keySlot is one cached key: the bytes of the key and its closing quote
+// as little-endian words (w) with the mask of the bytes that count (k),
+// its length, and its classes. An empty slot is all zero; no head is zero
+// (see headOf), so no input matches it.
+type keySlot struct {
+	w, k [keyWords]uint64
+	n    int32
+	m    member
+	a    arg
+	comm bool // commKey(key) != 0
+}
+
+// bucketOf hashes a key's first word to its bucket (Fibonacci hashing).
+func bucketOf(head uint64) int {
+	return int((head * 0x9E3779B97F4A7C15) >> (64 - keyBucketBits))
+}
+
+// headOf is the first word of a key whose first 8 bytes after the opening
+// quote are x: x itself when none of them ends the key, else x up to and
+// including the closing quote. ok is false when a backslash comes first.
+func headOf(x uint64) (head uint64, ok bool) {
+	m := zeroBytes(x^(lo8*'"')) | zeroBytes(x^(lo8*'\\'))
+	if m == 0 {
+		return x, x != 0 // eight NUL bytes would match an empty slot
+	}
+	q := bits.TrailingZeros64(m) &^ 7 // bit offset of the quote or backslash
+	return x & (1<<(q+8) - 1), (x>>q)&0xFF == '"'
+}
+
+// keyAt reads `"key":` at b[i] as plainKeyAt does (a key without escapes,
+// spaces allowed before the colon), returning the key's slot and the index
+// after the colon, or next -1 where plainKeyAt gives up. The slot is valid
+// until the next call.
+func (t *keyTable) keyAt(b []byte, i int) (s *keySlot, next int) {
+	if i >= 0 && i+keyWindow <= len(b) {
+		win := b[i : i+keyWindow]
+		if win[0] == '"' {
+			x0 := binary.LittleEndian.Uint64(win[1:])
+			if head, ok := headOf(x0); ok {
+				x1 := binary.LittleEndian.Uint64(win[9:])
+				x2 := binary.LittleEndian.Uint64(win[17:])
+				x3 := binary.LittleEndian.Uint64(win[25:])
+				bkt := &t.bucket[bucketOf(head)]
+				for w := range bkt {
+					if s = &bkt[w]; s.match(head, x1, x2, x3) {
+						// The quote is w[1+n] and n <= keyMax, so j < keyWindow:
+						// the mask only spares the bounds check.
+						j := (2 + int(s.n)) & (keyWindow - 1)
+						if win[j] == ':' {
+							return s, i + j + 1
+						}
+						return s, colonAt(b, i+j)
+					}
+				}
+			}
+		}
+	}
+	return t.miss(b, i)
+}
+
+// match reports whether s holds the key whose first word (see headOf) is
+// head, followed by the words x1..x3.
+func (s *keySlot) match(head, x1, x2, x3 uint64) bool {
+	return (head^s.w[0])|(x1&s.k[1]^s.w[1])|(x2&s.k[2]^s.w[2])|(x3&s.k[3]^s.w[3]) == 0
+}
+
+// miss reads the key at b[i] with plainKeyAt, classes it and caches it.
+func (t *keyTable) miss(b []byte, i int) (*keySlot, int) {
+	t.misses++
+	k, next := plainKeyAt(b, i)
+	if next < 0 {
+		return nil, -1
+	}
+	s := &t.spare
+	if len(k) <= keyMax {
+		var pat [keyWords * 8]byte
+		copy(pat[:], k)
+		pat[len(k)] = '"'
+		var e keySlot
+		for j := range keyWords {
+			e.w[j] = binary.LittleEndian.Uint64(pat[8*j:])
+			if lit := len(k) + 1 - 8*j; lit >= 8 {
+				e.k[j] = ^uint64(0)
+			} else if lit > 0 {
+				e.k[j] = 1<<(8*lit) - 1
+			}
+		}
+		e.n = int32(len(k))
+		// The newest key goes first; the oldest of a full bucket leaves.
+		bkt := &t.bucket[bucketOf(e.w[0])]
+		for w := range bkt {
+			if bkt[w].w == e.w && bkt[w].k == e.k {
+				return &bkt[w], next // cached: read in full near the window's end
+			}
+		}
+		copy(bkt[1:], bkt[:keyWays-1])
+		bkt[0] = e
+		s = &bkt[0]
+	}
+	s.m, s.a, s.comm = memberOf(k), argOf(k), commKey(k) != 0
+	return s, next
+}
+
+// colonAt returns the index after the colon that follows a key, at or
+// after i past spaces, or -1.
+func colonAt(b []byte, i int) int {
+	j := skipWS(b, i)
+	if j >= len(b) || b[j] != ':' {
+		return -1
+	}
+	return j + 1
+}
