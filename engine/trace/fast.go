@@ -46,6 +46,7 @@ func (p *parser) fastEvent() bool {
 	r.ev.Index = p.nEvents
 	var pend pendingArgs
 	var seen uint32
+	prev := keyEvent
 	for first := true; ; first = false {
 		i = skipWS(b, i)
 		if i >= len(b) {
@@ -61,10 +62,11 @@ func (p *parser) fastEvent() bool {
 			}
 			i = skipWS(b, i+1)
 		}
-		key, next := p.keyTab.keyAt(b, i)
+		key, at, next := p.keyTab.keyAt(b, i, prev)
 		if next < 0 {
 			return false
 		}
+		prev = at
 		i = next
 		valOff := lx.base + int64(i) // where the general read takes a value's offset
 		if i = skipWS(b, i); i >= len(b) {
@@ -174,6 +176,7 @@ func (p *parser) fastArgs(b []byte, i int, ev *Event, pend *pendingArgs) int {
 	}
 	i++
 	var seen uint32
+	prev := keyArgs
 	for first := true; ; first = false {
 		i = skipWS(b, i)
 		if i >= len(b) {
@@ -188,10 +191,11 @@ func (p *parser) fastArgs(b []byte, i int, ev *Event, pend *pendingArgs) int {
 			}
 			i = skipWS(b, i+1)
 		}
-		key, next := p.keyTab.keyAt(b, i)
+		key, at, next := p.keyTab.keyAt(b, i, prev)
 		if next < 0 {
 			return -1
 		}
+		prev = at
 		i = next
 		valOff := p.lx.base + int64(i)
 		if i = skipWS(b, i); i >= len(b) {

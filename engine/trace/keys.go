@@ -18,38 +18,50 @@ import (
 // read; TestKeyTable checks it against them.
 
 const (
-	keyBucketBits = 6
-	keyWays       = 4              // keys a bucket holds
+	keyBucketBits = 8
+	keyWays       = 4 // keys a bucket holds
+	keySlots      = keyWays << keyBucketBits
 	keyWords      = 4              // a cached key and its closing quote fill at most 4 words
 	keyMax        = keyWords*8 - 1 // longest cached key, in bytes
 	keyWindow     = 64             // bytes a lookup reads from the key's opening quote
+
+	// Slots past the cache: the places before an event's first key and an
+	// args object's first key (see keyAt's prev), and the slot of a key
+	// not cached. Their masks are zero, so no input matches them.
+	keyEvent = keySlots
+	keyArgs  = keySlots + 1
+	keySpare = keySlots + 2
 )
 
 // keyTable caches keys by their first 8 bytes, in buckets of keyWays
 // keys, so that keys that share their first word ("Process Group Name",
 // "Process Group Ranks", ...) or a bucket, met in turn event after event,
-// do not evict each other.
+// do not evict each other. Each slot also remembers the key that followed
+// it last time: torch.profiler writes an event's keys in the same order
+// event after event, so that key is tried first, with one compare.
 type keyTable struct {
-	bucket [1 << keyBucketBits][keyWays]keySlot
-	spare  keySlot // the classes of a key not cached (see miss)
-	misses int     // lookups that read the key in full (for the tests)
+	slot   [keySlots + 3]keySlot // buckets of keyWays slots, then keyEvent, keyArgs, keySpare
+	misses int                   // lookups that read the key in full (for the tests)
 }
 
 // keySlot is one cached key: the bytes of the key and its closing quote
 // as little-endian words (w) with the mask of the bytes that count (k),
-// its length, and its classes. An empty slot is all zero; no head is zero
-// (see headOf), so no input matches it.
+// its length, its classes, and the slot of the key that came after it
+// last time. An empty slot is all zero and matches nothing: its mask is
+// zero (see matchAll) and no head is zero (see headOf).
 type keySlot struct {
-	w, k [keyWords]uint64
-	n    int32
-	m    member
-	a    arg
-	comm bool // commKey(key) != 0
+	w, k  [keyWords]uint64
+	n     int32
+	after uint16
+	m     member
+	a     arg
+	comm  bool // commKey(key) != 0
 }
 
-// bucketOf hashes a key's first word to its bucket (Fibonacci hashing).
+// bucketOf hashes a key's first word to its bucket's first slot
+// (Fibonacci hashing).
 func bucketOf(head uint64) int {
-	return int((head * 0x9E3779B97F4A7C15) >> (64 - keyBucketBits))
+	return int((head*0x9E3779B97F4A7C15)>>(64-keyBucketBits)) * keyWays
 }
 
 // headOf is the first word of a key whose first 8 bytes after the opening
@@ -61,38 +73,54 @@ func headOf(x uint64) (head uint64, ok bool) {
 		return x, x != 0 // eight NUL bytes would match an empty slot
 	}
 	q := bits.TrailingZeros64(m) &^ 7 // bit offset of the quote or backslash
-	return x & (1<<(q+8) - 1), (x>>q)&0xFF == '"'
+	return x & (^uint64(0) >> ((56 - q) & 63)), (x>>q)&0xFF == '"'
 }
 
 // keyAt reads `"key":` at b[i] as plainKeyAt does (a key without escapes,
-// spaces allowed before the colon), returning the key's slot and the index
-// after the colon, or next -1 where plainKeyAt gives up. The slot is valid
-// until the next call.
-func (t *keyTable) keyAt(b []byte, i int) (s *keySlot, next int) {
+// spaces allowed before the colon), returning the key's slot (its index
+// at, for the next call's prev) and the index after the colon, or next -1
+// where plainKeyAt gives up. prev is the slot of the key before this one
+// in the object, or keyEvent or keyArgs for an object's first key. The
+// slot is valid until the next call.
+func (t *keyTable) keyAt(b []byte, i int, prev int) (s *keySlot, at int, next int) {
 	if i >= 0 && i+keyWindow <= len(b) {
 		win := b[i : i+keyWindow]
 		if win[0] == '"' {
 			x0 := binary.LittleEndian.Uint64(win[1:])
-			if head, ok := headOf(x0); ok {
-				x1 := binary.LittleEndian.Uint64(win[9:])
-				x2 := binary.LittleEndian.Uint64(win[17:])
-				x3 := binary.LittleEndian.Uint64(win[25:])
-				bkt := &t.bucket[bucketOf(head)]
-				for w := range bkt {
-					if s = &bkt[w]; s.match(head, x1, x2, x3) {
-						// The quote is w[1+n] and n <= keyMax, so j < keyWindow:
-						// the mask only spares the bounds check.
-						j := (2 + int(s.n)) & (keyWindow - 1)
-						if win[j] == ':' {
-							return s, i + j + 1
-						}
-						return s, colonAt(b, i+j)
-					}
+			x1 := binary.LittleEndian.Uint64(win[9:])
+			x2 := binary.LittleEndian.Uint64(win[17:])
+			x3 := binary.LittleEndian.Uint64(win[25:])
+			at = int(t.slot[prev].after)
+			s = &t.slot[at]
+			hit := s.matchAll(x0, x1, x2, x3)
+			if !hit {
+				head, ok := headOf(x0)
+				if !ok {
+					return t.miss(b, i, prev)
 				}
+				at = bucketOf(head)
+				for range keyWays {
+					if s = &t.slot[at]; s.match(head, x1, x2, x3) {
+						hit = true
+						break
+					}
+					at++
+				}
+				if !hit {
+					return t.miss(b, i, prev)
+				}
+				t.slot[prev].after = uint16(at)
 			}
+			// The quote is win[1+n] and n <= keyMax, so j < keyWindow:
+			// the mask only spares the bounds check.
+			j := (2 + int(s.n)) & (keyWindow - 1)
+			if win[j] == ':' {
+				return s, at, i + j + 1
+			}
+			return s, at, colonAt(b, i+j)
 		}
 	}
-	return t.miss(b, i)
+	return t.miss(b, i, prev)
 }
 
 // match reports whether s holds the key whose first word (see headOf) is
@@ -101,14 +129,20 @@ func (s *keySlot) match(head, x1, x2, x3 uint64) bool {
 	return (head^s.w[0])|(x1&s.k[1]^s.w[1])|(x2&s.k[2]^s.w[2])|(x3&s.k[3]^s.w[3]) == 0
 }
 
+// matchAll reports whether s holds the key whose bytes after the opening
+// quote are the words x0..x3.
+func (s *keySlot) matchAll(x0, x1, x2, x3 uint64) bool {
+	return s.k[0] != 0 && (x0&s.k[0]^s.w[0])|(x1&s.k[1]^s.w[1])|(x2&s.k[2]^s.w[2])|(x3&s.k[3]^s.w[3]) == 0
+}
+
 // miss reads the key at b[i] with plainKeyAt, classes it and caches it.
-func (t *keyTable) miss(b []byte, i int) (*keySlot, int) {
+func (t *keyTable) miss(b []byte, i int, prev int) (*keySlot, int, int) {
 	t.misses++
 	k, next := plainKeyAt(b, i)
 	if next < 0 {
-		return nil, -1
+		return nil, 0, -1
 	}
-	s := &t.spare
+	at := keySpare
 	if len(k) <= keyMax {
 		var pat [keyWords * 8]byte
 		copy(pat[:], k)
@@ -123,19 +157,27 @@ func (t *keyTable) miss(b []byte, i int) (*keySlot, int) {
 			}
 		}
 		e.n = int32(len(k))
-		// The newest key goes first; the oldest of a full bucket leaves.
-		bkt := &t.bucket[bucketOf(e.w[0])]
+		at = bucketOf(e.w[0])
+		bkt := t.slot[at : at+keyWays]
+		cached := false
 		for w := range bkt {
 			if bkt[w].w == e.w && bkt[w].k == e.k {
-				return &bkt[w], next // cached: read in full near the window's end
+				at, cached = at+w, true // read in full near the window's end
+				break
 			}
 		}
-		copy(bkt[1:], bkt[:keyWays-1])
-		bkt[0] = e
-		s = &bkt[0]
+		if !cached {
+			// The newest key goes first; the oldest of a full bucket leaves.
+			copy(bkt[1:], bkt[:keyWays-1])
+			bkt[0] = e
+		}
 	}
+	s := &t.slot[at]
 	s.m, s.a, s.comm = memberOf(k), argOf(k), commKey(k) != 0
-	return s, next
+	if at != keySpare {
+		t.slot[prev].after = uint16(at)
+	}
+	return s, at, next
 }
 
 // colonAt returns the index after the colon that follows a key, at or

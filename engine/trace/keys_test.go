@@ -33,6 +33,7 @@ func TestKeyTable(t *testing.T) {
 		keys = append(keys, string(b))
 	}
 	var kt keyTable
+	prev := keyEvent // as an object's keys chain: each lookup's slot is the next one's prev
 	for round := range 4 {
 		for _, k := range keys {
 			for _, sep := range []string{":", " :", "\t\n:", "x", ""} {
@@ -41,7 +42,10 @@ func TestKeyTable(t *testing.T) {
 					for cut := len(in); cut >= 0 && cut >= len(in)-keyWindow-2; cut-- {
 						b := in[:cut]
 						wk, wnext := plainKeyAt(b, 0)
-						s, next := kt.keyAt(b, 0)
+						s, at, next := kt.keyAt(b, 0, prev)
+						if prev = at; r.IntN(8) == 0 {
+							prev = keyArgs
+						}
 						where := fmt.Sprintf("round %d, %q cut at %d", round, in, cut)
 						if next != wnext {
 							t.Fatalf("%s: keyAt next %d, plainKeyAt %d", where, next, wnext)
@@ -66,7 +70,7 @@ func TestKeyTable(t *testing.T) {
 		before := warm.misses
 		for _, k := range known {
 			in := []byte(`"` + k + `": 1` + strings.Repeat(" ", keyWindow))
-			if _, next := warm.keyAt(in, 0); next != len(k)+3 {
+			if _, _, next := warm.keyAt(in, 0, keyEvent); next != len(k)+3 {
 				t.Fatalf("%q: next %d", k, next)
 			}
 		}
@@ -78,7 +82,7 @@ func TestKeyTable(t *testing.T) {
 	// plainKeyAt reads it.
 	var empty keyTable
 	in := append(append([]byte(`"`), bytes.Repeat([]byte{0}, 8)...), []byte(`":1`+strings.Repeat(" ", 70))...)
-	if s, next := empty.keyAt(in, 0); next != 11 || s.m != mOther || s.a != argOther {
+	if s, _, next := empty.keyAt(in, 0, keyEvent); next != 11 || s.m != mOther || s.a != argOther {
 		t.Fatalf("eight NUL bytes: next %d, classes %v %v", next, s.m, s.a)
 	}
 }
