@@ -62,9 +62,21 @@ func (p *parser) fastEvent() bool {
 			}
 			i = skipWS(b, i+1)
 		}
-		key, at, next := p.keyTab.keyAt(b, i, prev)
+		// keyAt, its guess written out (see keySlot.guess).
+		kt := &p.keyTab
+		at := int(kt.slot[prev].after)
+		key, next := &kt.slot[at], -1
+		if i+keyWindow <= len(b) {
+			if w := b[i : i+keyWindow]; w[0] == '"' && key.matchAll(words(w[1:])) {
+				if j := (2 + int(key.n)) & (keyWindow - 1); w[j] == ':' {
+					next = i + j + 1
+				}
+			}
+		}
 		if next < 0 {
-			return false
+			if key, at, next = kt.lookup(b, i, prev); next < 0 {
+				return false
+			}
 		}
 		prev = at
 		i = next
@@ -191,9 +203,21 @@ func (p *parser) fastArgs(b []byte, i int, ev *Event, pend *pendingArgs) int {
 			}
 			i = skipWS(b, i+1)
 		}
-		key, at, next := p.keyTab.keyAt(b, i, prev)
+		// keyAt, its guess written out (see keySlot.guess).
+		kt := &p.keyTab
+		at := int(kt.slot[prev].after)
+		key, next := &kt.slot[at], -1
+		if i+keyWindow <= len(b) {
+			if w := b[i : i+keyWindow]; w[0] == '"' && key.matchAll(words(w[1:])) {
+				if j := (2 + int(key.n)) & (keyWindow - 1); w[j] == ':' {
+					next = i + j + 1
+				}
+			}
+		}
 		if next < 0 {
-			return -1
+			if key, at, next = kt.lookup(b, i, prev); next < 0 {
+				return -1
+			}
 		}
 		prev = at
 		i = next

@@ -81,43 +81,53 @@ func headOf(x uint64) (head uint64, ok bool) {
 // at, for the next call's prev) and the index after the colon, or next -1
 // where plainKeyAt gives up. prev is the slot of the key before this one
 // in the object, or keyEvent or keyArgs for an object's first key. The
-// slot is valid until the next call.
+// slot is valid until the next call. The fast path's loops write out its
+// first step (see guess) and call lookup.
 func (t *keyTable) keyAt(b []byte, i int, prev int) (s *keySlot, at int, next int) {
+	at = int(t.slot[prev].after)
+	s = &t.slot[at]
+	if next = s.guess(b, i); next >= 0 {
+		return s, at, next
+	}
+	return t.lookup(b, i, prev)
+}
+
+// guess is keyAt's first try: whether the key at b[i] is s, the key that
+// followed the previous one last time. It returns the index after the
+// colon, or -1. The fast path's loops write it out, as a call would cost
+// as much as the try.
+func (s *keySlot) guess(b []byte, i int) int {
+	if i >= 0 && i+keyWindow <= len(b) {
+		w := b[i : i+keyWindow]
+		if w[0] == '"' && s.matchAll(words(w[1:])) {
+			if j := (2 + int(s.n)) & (keyWindow - 1); w[j] == ':' {
+				return i + j + 1
+			}
+		}
+	}
+	return -1
+}
+
+// lookup is keyAt past the guess: the key's bucket, else miss.
+func (t *keyTable) lookup(b []byte, i int, prev int) (s *keySlot, at int, next int) {
 	if i >= 0 && i+keyWindow <= len(b) {
 		win := b[i : i+keyWindow]
-		if win[0] == '"' {
-			x0 := binary.LittleEndian.Uint64(win[1:])
-			x1 := binary.LittleEndian.Uint64(win[9:])
-			x2 := binary.LittleEndian.Uint64(win[17:])
-			x3 := binary.LittleEndian.Uint64(win[25:])
-			at = int(t.slot[prev].after)
-			s = &t.slot[at]
-			hit := s.matchAll(x0, x1, x2, x3)
-			if !hit {
-				head, ok := headOf(x0)
-				if !ok {
-					return t.miss(b, i, prev)
-				}
-				at = bucketOf(head)
-				for range keyWays {
-					if s = &t.slot[at]; s.match(head, x1, x2, x3) {
-						hit = true
-						break
+		if head, ok := headOf(binary.LittleEndian.Uint64(win[1:])); ok && win[0] == '"' {
+			_, x1, x2, x3 := words(win[1:])
+			at = bucketOf(head)
+			for range keyWays {
+				if s = &t.slot[at]; s.match(head, x1, x2, x3) {
+					t.slot[prev].after = uint16(at)
+					// The quote is win[1+n] and n <= keyMax, so j < keyWindow:
+					// the mask only spares the bounds check.
+					j := (2 + int(s.n)) & (keyWindow - 1)
+					if win[j] == ':' {
+						return s, at, i + j + 1
 					}
-					at++
+					return s, at, colonAt(b, i+j)
 				}
-				if !hit {
-					return t.miss(b, i, prev)
-				}
-				t.slot[prev].after = uint16(at)
+				at++
 			}
-			// The quote is win[1+n] and n <= keyMax, so j < keyWindow:
-			// the mask only spares the bounds check.
-			j := (2 + int(s.n)) & (keyWindow - 1)
-			if win[j] == ':' {
-				return s, at, i + j + 1
-			}
-			return s, at, colonAt(b, i+j)
 		}
 	}
 	return t.miss(b, i, prev)
@@ -188,4 +198,11 @@ func colonAt(b []byte, i int) int {
 		return -1
 	}
 	return j + 1
+}
+
+// words returns the first 32 bytes of w as little-endian words.
+func words(w []byte) (x0, x1, x2, x3 uint64) {
+	_ = w[31]
+	le := binary.LittleEndian
+	return le.Uint64(w), le.Uint64(w[8:]), le.Uint64(w[16:]), le.Uint64(w[24:])
 }
