@@ -480,6 +480,10 @@ func skipValueAt(b []byte, i int) int {
 	switch c := b[i]; {
 	case c == '"':
 		return skipStringAt(b, i)
+	case c >= '0' && c <= '9' || c == '-':
+		return numberEnd(b, i)
+	case c == '[' && i+1 < len(b) && b[i+1] == ']': // the empty lists most ops have
+		return i + 2
 	case c == '{' || c == '[':
 		depth := 0
 		for i < len(b) {
