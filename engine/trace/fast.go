@@ -120,27 +120,37 @@ func (p *parser) fastEvent() bool {
 				r.ev.Name = id
 			}
 		case mPID, mTID:
-			var v []byte
+			var id ID
 			switch c := b[i]; {
 			case c == '"':
 				s, e := plainStringAt(b, i)
 				if e < 0 {
 					return false
 				}
-				v, i = b[s:e], e+1
+				if v, ok := plainInt(b[s:e]); ok { // p.id's first case, without the call
+					id = ID(v)
+				} else {
+					id = p.id(b[s:e])
+				}
+				i = e + 1
 			case c >= '0' && c <= '9' || c == '-':
-				e := numberEnd(b, i)
+				e, v, plain := numberAt(b, i)
 				if e < 0 {
 					return false
 				}
-				v, i = b[i:e], e
+				if plain { // what plainInt, and so p.id, gives
+					id = ID(v)
+				} else {
+					id = p.id(b[i:e])
+				}
+				i = e
 			default:
 				return false
 			}
 			if m == mPID {
-				r.ev.PID = p.id(v)
+				r.ev.PID = id
 			} else {
-				r.ev.TID = p.id(v)
+				r.ev.TID = id
 			}
 		case mTS, mDur:
 			e, us, plain := numberAt(b, i)
