@@ -471,9 +471,16 @@ func decodeU(b []byte) (rune, int) {
 	return r, 4
 }
 
-func isNumByte(c byte) bool {
-	return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
-}
+func isNumByte(c byte) bool { return numBytes[c] }
+
+// numBytes marks the bytes of a number token: digits, signs, the point and
+// the exponent letters (a table: one load, where the test is six compares).
+var numBytes = func() (t [256]bool) {
+	for _, c := range []byte("0123456789-+.eE") {
+		t[c] = true
+	}
+	return t
+}()
 
 // number reads a number token's text (the next byte starts it).
 func (l *lexer) number() ([]byte, error) {

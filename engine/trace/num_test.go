@@ -76,7 +76,7 @@ func TestNumberAt(t *testing.T) {
 		if j >= len(b) || b[j] < '0' || b[j] > '9' {
 			return -1
 		}
-		for j < len(b) && isNumByte(b[j]) {
+		for j < len(b) && strings.IndexByte("0123456789-+.eE", b[j]) >= 0 {
 			j++
 		}
 		if j >= len(b) || j-i > maxToken {
