@@ -48,19 +48,25 @@ func (p *parser) fastEvent() bool {
 	var seen uint32
 	prev := keyEvent
 	for first := true; ; first = false {
-		i = skipWS(b, i)
-		if i >= len(b) {
-			return false
-		}
-		if b[i] == '}' {
-			i++
-			break
-		}
-		if !first {
-			if b[i] != ',' {
+		// Past '{', or a value: a comma, or the end. One compare each in
+		// the compact form torch.profiler wrote until 2021.
+		if first || i >= len(b) || b[i] != ',' {
+			if i = skipWS(b, i); i >= len(b) {
 				return false
 			}
-			i = skipWS(b, i+1)
+			if b[i] == '}' {
+				i++
+				break
+			}
+			if !first && b[i] != ',' {
+				return false
+			}
+		}
+		if !first {
+			i++
+		}
+		if i < len(b) && b[i] <= ' ' {
+			i = skipWS(b, i)
 		}
 		// keyAt, its guess written out (see keySlot.guess).
 		kt := &p.keyTab
@@ -200,18 +206,23 @@ func (p *parser) fastArgs(b []byte, i int, ev *Event, pend *pendingArgs) int {
 	var seen uint32
 	prev := keyArgs
 	for first := true; ; first = false {
-		i = skipWS(b, i)
-		if i >= len(b) {
-			return -1
-		}
-		if b[i] == '}' {
-			return i + 1
-		}
-		if !first {
-			if b[i] != ',' {
+		// As in fastEvent: past '{', or a value: a comma, or the end.
+		if first || i >= len(b) || b[i] != ',' {
+			if i = skipWS(b, i); i >= len(b) {
 				return -1
 			}
-			i = skipWS(b, i+1)
+			if b[i] == '}' {
+				return i + 1
+			}
+			if !first && b[i] != ',' {
+				return -1
+			}
+		}
+		if !first {
+			i++
+		}
+		if i < len(b) && b[i] <= ' ' {
+			i = skipWS(b, i)
 		}
 		// keyAt, its guess written out (see keySlot.guess).
 		kt := &p.keyTab
