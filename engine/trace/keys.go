@@ -50,12 +50,13 @@ type keyTable struct {
 // last time. An empty slot is all zero and matches nothing: its mask is
 // zero (see matchAll) and no head is zero (see headOf).
 type keySlot struct {
-	w, k  [keyWords]uint64
-	n     int32
-	after uint16
-	m     member
-	a     arg
-	comm  bool // commKey(key) != 0
+	w, k   [keyWords]uint64
+	n      int32
+	after  uint16
+	before uint16 // the key that followed it before that one (see lookup)
+	m      member
+	a      arg
+	comm   bool // commKey(key) != 0
 }
 
 // bucketOf hashes a key's first word to its bucket's first slot
@@ -112,12 +113,22 @@ func (s *keySlot) guess(b []byte, i int) int {
 func (t *keyTable) lookup(b []byte, i int, prev int) (s *keySlot, at int, next int) {
 	if i >= 0 && i+keyWindow <= len(b) {
 		win := b[i : i+keyWindow]
-		if head, ok := headOf(binary.LittleEndian.Uint64(win[1:])); ok && win[0] == '"' {
-			_, x1, x2, x3 := words(win[1:])
+		x0, x1, x2, x3 := words(win[1:])
+		p := &t.slot[prev]
+		if s = &t.slot[p.before]; win[0] == '"' && s.matchAll(x0, x1, x2, x3) {
+			// The key before the last one to follow prev: they alternate.
+			at = int(p.before)
+			p.after, p.before = p.before, p.after
+			if j := (2 + int(s.n)) & (keyWindow - 1); win[j] == ':' {
+				return s, at, i + j + 1
+			}
+			return s, at, colonAt(b, i+2+int(s.n))
+		}
+		if head, ok := headOf(x0); ok && win[0] == '"' {
 			at = bucketOf(head)
 			for range keyWays {
 				if s = &t.slot[at]; s.match(head, x1, x2, x3) {
-					t.slot[prev].after = uint16(at)
+					p.after, p.before = uint16(at), p.after
 					// The quote is win[1+n] and n <= keyMax, so j < keyWindow:
 					// the mask only spares the bounds check.
 					j := (2 + int(s.n)) & (keyWindow - 1)
@@ -185,7 +196,7 @@ func (t *keyTable) miss(b []byte, i int, prev int) (*keySlot, int, int) {
 	s := &t.slot[at]
 	s.m, s.a, s.comm = memberOf(k), argOf(k), commKey(k) != 0
 	if at != keySpare {
-		t.slot[prev].after = uint16(at)
+		t.slot[prev].after, t.slot[prev].before = uint16(at), t.slot[prev].after
 	}
 	return s, at, next
 }
