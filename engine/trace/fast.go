@@ -68,7 +68,9 @@ func (p *parser) fastEvent() bool {
 		if i < len(b) && b[i] <= ' ' {
 			i = skipWS(b, i)
 		}
-		// keyAt, its guess written out (see keySlot.guess).
+		// The key that followed the previous one last time, else a lookup
+		// (keys.go). The quote is w[1+n] and n <= keyMax, so j < keyWindow:
+		// the mask only spares the bounds check.
 		kt := &p.keyTab
 		at := int(kt.slot[prev].after)
 		key, next := &kt.slot[at], -1
@@ -224,7 +226,9 @@ func (p *parser) fastArgs(b []byte, i int, ev *Event, pend *pendingArgs) int {
 		if i < len(b) && b[i] <= ' ' {
 			i = skipWS(b, i)
 		}
-		// keyAt, its guess written out (see keySlot.guess).
+		// The key that followed the previous one last time, else a lookup
+		// (keys.go). The quote is w[1+n] and n <= keyMax, so j < keyWindow:
+		// the mask only spares the bounds check.
 		kt := &p.keyTab
 		at := int(kt.slot[prev].after)
 		key, next := &kt.slot[at], -1

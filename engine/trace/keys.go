@@ -11,23 +11,38 @@ import (
 // how memberOf, argOf and commKey class it, so a key seen before is known
 // by comparing the 32 bytes after its opening quote with the cached key
 // and its closing quote, a word at a time: no scan for the closing quote,
-// no switch over key names. A miss (a new key, one near the window's end,
-// or one that lost its slot to another) reads and classes the key as
-// plainKeyAt and the switches do, and takes a slot. The classes are those
-// functions' results, so the table changes speed only, never what is
-// read; TestKeyTable checks it against them.
+// no switch over key names.
+//
+// torch.profiler writes an event's keys in the same order event after
+// event, so each slot also remembers the two keys that followed it last:
+// the fast path's loops first try the one that followed the previous key
+// last time (written out in fastEvent and fastArgs, where a call would
+// cost as much as the try), then lookup tries the other one, then the
+// key's bucket. A miss (a new key, one near the window's end, or one that
+// lost its slot) reads and classes the key as plainKeyAt and the switches
+// do, and takes a slot. The classes are those functions' results, so the
+// table changes speed only, never what is read: TestKeyTable checks
+// lookup against them, and TestKeysParseAsGeneral the fast path's loops
+// against the general read.
 
 const (
-	keyBucketBits = 8
+	keyBucketBits = 6
 	keyWays       = 4 // keys a bucket holds
 	keySlots      = keyWays << keyBucketBits
 	keyWords      = 4              // a cached key and its closing quote fill at most 4 words
 	keyMax        = keyWords*8 - 1 // longest cached key, in bytes
 	keyWindow     = 64             // bytes a lookup reads from the key's opening quote
 
+	// Keys that do not repeat, or more keys than the table holds, would
+	// make most lookups misses, each dearer than reading the key in full:
+	// when over half of keyMissCheck lookups missed, the next keyBypass
+	// lookups only read and class keys.
+	keyMissCheck = 1024
+	keyBypass    = 64 << 10
+
 	// Slots past the cache: the places before an event's first key and an
-	// args object's first key (see keyAt's prev), and the slot of a key
-	// not cached. Their masks are zero, so no input matches them.
+	// args object's first key (lookup's prev), and the slot of a key not
+	// cached. Their masks are zero, so no input matches them.
 	keyEvent = keySlots
 	keyArgs  = keySlots + 1
 	keySpare = keySlots + 2
@@ -36,24 +51,27 @@ const (
 // keyTable caches keys by their first 8 bytes, in buckets of keyWays
 // keys, so that keys that share their first word ("Process Group Name",
 // "Process Group Ranks", ...) or a bucket, met in turn event after event,
-// do not evict each other. Each slot also remembers the key that followed
-// it last time: torch.profiler writes an event's keys in the same order
-// event after event, so that key is tried first, with one compare.
+// do not evict each other.
 type keyTable struct {
-	slot   [keySlots + 3]keySlot // buckets of keyWays slots, then keyEvent, keyArgs, keySpare
-	misses int                   // lookups that read the key in full (for the tests)
+	slot [keySlots + 3]keySlot // buckets of keyWays slots, then keyEvent, keyArgs, keySpare
+
+	// Lookups (wrong guesses) and misses (keys read in full and cached)
+	// so far, the misses when the current keyMissCheck lookups began, and
+	// the lookups left that only read and class keys.
+	lookups, misses, lastMisses int
+	bypass                      int
 }
 
 // keySlot is one cached key: the bytes of the key and its closing quote
 // as little-endian words (w) with the mask of the bytes that count (k),
-// its length, its classes, and the slot of the key that came after it
-// last time. An empty slot is all zero and matches nothing: its mask is
+// its length, its classes, and the slots of the keys that came after it
+// the last two times. An empty slot is all zero and matches nothing: its mask is
 // zero (see matchAll) and no head is zero (see headOf).
 type keySlot struct {
 	w, k   [keyWords]uint64
 	n      int32
-	after  uint16
-	before uint16 // the key that followed it before that one (see lookup)
+	after  uint16 // the key that followed it last
+	before uint16 // the key that followed it before that one
 	m      member
 	a      arg
 	comm   bool // commKey(key) != 0
@@ -77,40 +95,25 @@ func headOf(x uint64) (head uint64, ok bool) {
 	return x & (^uint64(0) >> ((56 - q) & 63)), (x>>q)&0xFF == '"'
 }
 
-// keyAt reads `"key":` at b[i] as plainKeyAt does (a key without escapes,
-// spaces allowed before the colon), returning the key's slot (its index
-// at, for the next call's prev) and the index after the colon, or next -1
-// where plainKeyAt gives up. prev is the slot of the key before this one
-// in the object, or keyEvent or keyArgs for an object's first key. The
-// slot is valid until the next call. The fast path's loops write out its
-// first step (see guess) and call lookup.
-func (t *keyTable) keyAt(b []byte, i int, prev int) (s *keySlot, at int, next int) {
-	at = int(t.slot[prev].after)
-	s = &t.slot[at]
-	if next = s.guess(b, i); next >= 0 {
-		return s, at, next
-	}
-	return t.lookup(b, i, prev)
-}
-
-// guess is keyAt's first try: whether the key at b[i] is s, the key that
-// followed the previous one last time. It returns the index after the
-// colon, or -1. The fast path's loops write it out, as a call would cost
-// as much as the try.
-func (s *keySlot) guess(b []byte, i int) int {
-	if i >= 0 && i+keyWindow <= len(b) {
-		w := b[i : i+keyWindow]
-		if w[0] == '"' && s.matchAll(words(w[1:])) {
-			if j := (2 + int(s.n)) & (keyWindow - 1); w[j] == ':' {
-				return i + j + 1
-			}
-		}
-	}
-	return -1
-}
-
-// lookup is keyAt past the guess: the key's bucket, else miss.
+// lookup reads `"key":` at b[i] as plainKeyAt does (a key without escapes,
+// spaces allowed before the colon) when the guess was wrong: it tries the
+// key that followed prev before the last one, then the key's bucket, else
+// it misses. It returns the key's slot (its index at, the next key's prev)
+// and the index after the colon, or next -1 where plainKeyAt gives up.
+// prev is the slot of the key before this one in the object, or keyEvent
+// or keyArgs for an object's first key. The slot is valid until the next
+// call.
 func (t *keyTable) lookup(b []byte, i int, prev int) (s *keySlot, at int, next int) {
+	if t.lookups++; t.lookups%keyMissCheck == 0 {
+		if t.misses-t.lastMisses > keyMissCheck/2 {
+			t.bypass = keyBypass
+		}
+		t.lastMisses = t.misses
+	}
+	if t.bypass > 0 {
+		t.bypass--
+		return t.read(b, i)
+	}
 	if i >= 0 && i+keyWindow <= len(b) {
 		win := b[i : i+keyWindow]
 		x0, x1, x2, x3 := words(win[1:])
@@ -156,6 +159,18 @@ func (s *keySlot) matchAll(x0, x1, x2, x3 uint64) bool {
 	return s.k[0] != 0 && (x0&s.k[0]^s.w[0])|(x1&s.k[1]^s.w[1])|(x2&s.k[2]^s.w[2])|(x3&s.k[3]^s.w[3]) == 0
 }
 
+// read reads and classes the key at b[i] with plainKeyAt and the
+// switches, in the spare slot.
+func (t *keyTable) read(b []byte, i int) (*keySlot, int, int) {
+	k, next := plainKeyAt(b, i)
+	if next < 0 {
+		return nil, 0, -1
+	}
+	s := &t.slot[keySpare]
+	s.m, s.a, s.comm = memberOf(k), argOf(k), commKey(k) != 0
+	return s, keySpare, next
+}
+
 // miss reads the key at b[i] with plainKeyAt, classes it and caches it.
 func (t *keyTable) miss(b []byte, i int, prev int) (*keySlot, int, int) {
 	t.misses++
@@ -188,9 +203,16 @@ func (t *keyTable) miss(b []byte, i int, prev int) (*keySlot, int, int) {
 			}
 		}
 		if !cached {
-			// The newest key goes first; the oldest of a full bucket leaves.
-			copy(bkt[1:], bkt[:keyWays-1])
-			bkt[0] = e
+			// An empty way, else the ways in turn.
+			w := 0
+			for w < keyWays-1 && bkt[w].k[0] != 0 {
+				w++
+			}
+			if bkt[w].k[0] != 0 {
+				w = int(t.misses) & (keyWays - 1)
+			}
+			bkt[w] = e
+			at += w
 		}
 	}
 	s := &t.slot[at]
