@@ -161,15 +161,8 @@ func (p *parser) fastEvent() bool {
 				r.ev.TID = id
 			}
 		case mTS, mDur:
-			e, us, plain := numberAt(b, i)
-			if e < 0 {
-				return false
-			}
-			v, ok := us*1000, true // whole microseconds, as parseNS takes them
-			if !plain || us >= 1<<53 || us <= -1<<53 {
-				v, ok = parseNS(b[i:e])
-			}
-			if !ok {
+			e, v, ok := nsAt(b, i)
+			if e < 0 || !ok {
 				return false
 			}
 			i = e
@@ -473,15 +466,7 @@ func numberAt(b []byte, i int) (end int, v int64, plain bool) {
 		return -1, 0, false
 	}
 	start := j
-	var u uint64 // wraps past 19 digits, when it is not used
-	for j < len(b) {
-		d := b[j] - '0'
-		if d > 9 {
-			break
-		}
-		u = u*10 + uint64(d)
-		j++
-	}
+	u, j := digitsAt(b, j)
 	digits := j - start
 	for j < len(b) && isNumByte(b[j]) {
 		j++
@@ -496,6 +481,47 @@ func numberAt(b []byte, i int) (end int, v int64, plain bool) {
 		return j, -int64(u), true
 	}
 	return j, int64(u), true
+}
+
+// digitsAt returns the run of digits at b[j:k] and its value, which wraps
+// past 19 digits (where the callers do not use it).
+func digitsAt(b []byte, j int) (u uint64, k int) {
+	for k = j; k < len(b); k++ {
+		d := b[k] - '0'
+		if d > 9 {
+			break
+		}
+		u = u*10 + uint64(d)
+	}
+	return u, k
+}
+
+// nsAt reads the number at b[i] as numberEnd finds it and parseNS takes
+// it (microseconds to exact nanoseconds), in one pass for the forms
+// torch.profiler writes, whole microseconds (until 2021) and three
+// decimals (Kineto since 2022); any other number goes to parseNS. end is
+// -1 where numberEnd gives -1; ok is parseNS's.
+func nsAt(b []byte, i int) (end int, ns int64, ok bool) {
+	if c := b[i]; c >= '0' && c <= '9' {
+		u, k := digitsAt(b, i)
+		if k-i <= 18 && u < 1<<53 && k < len(b) {
+			switch {
+			case !isNumByte(b[k]):
+				return k, int64(u) * 1000, true
+			case b[k] == '.' && k+4 < len(b) && !isNumByte(b[k+4]):
+				f0, f1, f2 := b[k+1]-'0', b[k+2]-'0', b[k+3]-'0'
+				if f0 <= 9 && f1 <= 9 && f2 <= 9 {
+					return k + 4, int64(u)*1000 + int64(f0)*100 + int64(f1)*10 + int64(f2), true
+				}
+			}
+		}
+	}
+	e := numberEnd(b, i)
+	if e < 0 {
+		return -1, 0, false
+	}
+	ns, ok = parseNS(b[i:e])
+	return e, ns, ok
 }
 
 // skipValueAt skips the value at b[i] as lexer.skipValue does when it has

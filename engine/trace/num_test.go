@@ -109,3 +109,42 @@ func TestNumberAt(t *testing.T) {
 		}
 	}
 }
+
+// TestNsAt: the one-pass read of ts and dur gives numberEnd's end and
+// parseNS's value, for the two forms torch.profiler writes and around
+// them: other decimals, exponents, signs, 2^53 microseconds, 18 and 19
+// digits, and the slice ending inside or just after the number.
+func TestNsAt(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	inputs := []string{"0,", "7}", "1606910596297104,", "1719951234567.123,", "9007199254740991,", "9007199254740992,",
+		"9007199254740991.999}", "9007199254740992.000}", "12.5,", "12.34,", "12.3456,", "1.000e3,", "-1.500,", "-0,",
+		"1e3,", "123456789012345678,", "1234567890123456789,", "12.", "12.345", "12", "12.3a5,", "1.23.4,", "00012.500 "}
+	for range 5000 {
+		in := strconv.FormatInt(r.Int64N(1<<(10+r.IntN(50))), 10)
+		switch r.IntN(4) {
+		case 1:
+			in += "." + strconv.Itoa(1000 + r.IntN(1000))[1:]
+		case 2:
+			in += "." + strconv.Itoa(r.IntN(100000))
+		case 3:
+			in = "-" + in
+		}
+		if r.IntN(5) > 0 {
+			in += [...]string{",", "}", " ", "]", "e", "x"}[r.IntN(6)]
+		}
+		inputs = append(inputs, in)
+	}
+	for _, in := range inputs {
+		b := []byte(in)
+		end, ns, ok := nsAt(b, 0)
+		wend := numberEnd(b, 0)
+		var wns int64
+		var wok bool
+		if wend >= 0 {
+			wns, wok = parseNS(b[:wend])
+		}
+		if end != wend || ok != wok || ns != wns {
+			t.Errorf("nsAt(%q) = %d, %d, %v; numberEnd and parseNS give %d, %d, %v", in, end, ns, ok, wend, wns, wok)
+		}
+	}
+}
