@@ -81,25 +81,26 @@ type deriver struct {
 	cfg Config
 	f   *Facts
 
-	window   []interval // W, sorted, disjoint
-	windowNS int64
-	launch   *corrIndex // correlation -> its runtime/driver call
-	gpuActs  []int      // indexes of complete GPU activity (kernel, memcpy, memset), any device, file order
-	calls    []int      // indexes of complete runtime/driver calls, file order
-	rare     []int      // indexes of host events of rareHostKinds, file order
-	instants []int      // indexes of instant events, file order
-	hostOps  bool       // the trace has host operators (cpu_op or no category)
-	primary  int64
-	hasGPU   bool
-	chainNS  int64 // summed duration of chain members
-	kind     []nameKind
-	stepSpan []interval       // each step's extended span, in step order (W is their union; the last step uncapped)
-	stepDur  []int64          // each step's duration for statistics (ns): the last step's GPU tail capped
-	busy     ivset            // primary-device GPU activity ∩ W (set by gpu)
-	hot      map[string][]int // hot host events by PySite kind (set by gpu, host)
-	blocking map[int]bool     // blocking async copies: host syncs (set by host)
-	winHint  int              // the window segment inWindow found last
-	oneOff   map[int]bool     // one-off runtime calls in W (set by oneOffCalls)
+	window     []interval // W, sorted, disjoint
+	windowNS   int64
+	launch     *corrIndex // correlation -> its runtime/driver call
+	gpuActs    []int      // indexes of complete GPU activity (kernel, memcpy, memset), any device, file order
+	calls      []int      // indexes of complete runtime/driver calls, file order
+	rare       []int      // indexes of host events of rareHostKinds, file order
+	instants   []int      // indexes of instant events, file order
+	hostOps    bool       // the trace has host operators (cpu_op or no category)
+	primary    int64
+	hasGPU     bool
+	chainNS    int64 // summed duration of chain members
+	kind       []nameKind
+	stepSpan   []interval       // each step's extended span, in step order (W is their union; the last step uncapped)
+	stepDur    []int64          // each step's duration for statistics (ns): the last step's GPU tail capped
+	busy       ivset            // primary-device GPU activity ∩ W (set by gpu)
+	hot        map[string][]int // hot host events by PySite kind (set by gpu, host)
+	blocking   map[int]bool     // blocking async copies: host syncs (set by host)
+	winHint    int              // the window segment inWindow found last
+	concurrent bool             // this deriver runs the op tables beside the breakdown (see breakdownAndOpTables)
+	oneOff     map[int]bool     // one-off runtime calls in W (set by oneOffCalls)
 
 	frames      []int // python_function events by (pid, tid, ts, longer first); see indexFrames
 	frameParent []int // per frames entry, its enclosing frame's position, or -1
@@ -164,6 +165,7 @@ func (d *deriver) breakdownAndOpTables() {
 	side := d
 	if runtime.GOMAXPROCS(0) > 1 && len(d.t.Events) >= concurrentMinEvents {
 		o := *d
+		o.concurrent = true
 		side = &o
 		done := make(chan any, 1)
 		go func() {

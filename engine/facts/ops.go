@@ -385,7 +385,29 @@ func (d *deriver) opTables() {
 		d.f.FP32MatmulKernelTimeRatio = d.ratio(fp32KernelNS)
 	}
 	d.kernelTable(kstats)
-	d.roofline(x, kernelNS)
+	if !d.concurrent {
+		d.roofline(x, kernelNS)
+		d.opTables2(x)
+		return
+	}
+	// The roofline reads x, the trace and Facts fields set before, and
+	// sets its own (none of which the passes after it read), so it runs
+	// beside them with its own window hint (see breakdownAndOpTables).
+	r := *d
+	done := make(chan any, 1)
+	go func() {
+		defer func() { done <- recover() }()
+		r.roofline(x, kernelNS)
+	}()
+	d.opTables2(x)
+	if p := <-done; p != nil {
+		panic(p) // as if it had been raised here
+	}
+}
+
+// opTables2 derives the op tables' facts after the roofline: the op,
+// optimizer, repeated-op, chain and label facts.
+func (d *deriver) opTables2(x *opIndex) {
 	d.opTable(x)
 	d.optimizer(x)
 	d.repeatedOps(x)
