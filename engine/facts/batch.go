@@ -60,7 +60,7 @@ func (d *deriver) batchSize() {
 			continue
 		}
 		if s := find(e); s != nil && e.TS >= s.after && (s.first < 0 || e.TS < evs[s.first].TS) {
-			if sh, _ := d.shapesOf(e); sh.LeadDim > 0 {
+			if sh, _ := d.shapes.Of(e); sh.LeadDim > 0 {
 				s.first, s.lead = i, sh.LeadDim
 			}
 		}

@@ -202,7 +202,7 @@ func (d *deriver) collectiveTable(compute ivset) {
 			}
 			h.bytes = d.commBytes(&c)
 		}
-		if sh, ok := d.shapesOf(e); ok && h.bytes == 0 {
+		if sh, ok := d.shapes.Of(e); ok && h.bytes == 0 {
 			h.bytes = firstTensorBytes(d.t.Str(sh.Dims), d.t.Str(sh.Types))
 			if h.kind == "all_gather" && h.bytes > 0 {
 				if n := d.groupSize(h.comm); n > 0 {

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/stepdoctor/stepdoctor/engine/trace"
-	"github.com/stepdoctor/stepdoctor/internal/hugemem"
 )
 
 // Config holds the thresholds of the core facts. The defaults are
@@ -100,7 +99,7 @@ type deriver struct {
 	hot        map[string][]int // hot host events by PySite kind (set by gpu, host)
 	blocking   map[int]bool     // blocking async copies: host syncs (set by host)
 	winHint    int              // the window segment inWindow found last
-	shapeAt    []int32          // per Event.Index, 1 + its Trace.Shapes entry, or 0 (see shapesOf)
+	shapes     trace.ShapeIndex // Trace.ShapesOf for many lookups
 	concurrent bool             // this deriver runs the op tables beside the breakdown (see breakdownAndOpTables)
 	oneOff     map[int]bool     // one-off runtime calls in W (set by oneOffCalls)
 
@@ -135,7 +134,7 @@ var concurrentMinEvents = 20_000
 func Derive(t *trace.Trace, cfg Config) *Facts {
 	d := &deriver{t: t, cfg: cfg, hot: map[string][]int{}, f: &Facts{SchemaVersion: SchemaVersion, Examples: map[string][]EventRef{}}}
 	d.kind = kinds(t)
-	d.indexShapes()
+	d.shapes = t.IndexShapes()
 	d.capabilities()
 	d.indexTimelines()
 	d.indexLaunches()
@@ -631,29 +630,3 @@ func (d *deriver) examples(key string, idx []int) {
 
 func i64(v int64) *int64     { return &v }
 func f64(v float64) *float64 { return &v }
-
-// indexShapes indexes Trace.Shapes by Event.Index for shapesOf.
-func (d *deriver) indexShapes() {
-	sh := d.t.Shapes
-	if len(sh) == 0 || sh[len(sh)-1].Index < 0 {
-		return
-	}
-	n := int(sh[len(sh)-1].Index) + 1 // the entries are in Index order
-	d.shapeAt = hugemem.Make[int32](n, n)
-	for k := range sh {
-		if i := sh[k].Index; i >= 0 {
-			d.shapeAt[i] = int32(k + 1)
-		}
-	}
-}
-
-// shapesOf is Trace.ShapesOf in one load: its binary search over
-// Trace.Shapes took a cache miss a step, 11% of Derive on a 200 MB trace.
-func (d *deriver) shapesOf(e *trace.Event) (trace.OpShapes, bool) {
-	if i := int(e.Index); i >= 0 && i < len(d.shapeAt) {
-		if k := d.shapeAt[i]; k > 0 {
-			return d.t.Shapes[k-1], true
-		}
-	}
-	return trace.OpShapes{}, false
-}

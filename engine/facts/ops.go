@@ -351,7 +351,7 @@ func (d *deriver) opTables() {
 		if mm >= 0 {
 			mmNS += g.Dur
 			if mm != lastMM {
-				sh, _ := d.shapesOf(&evs[x.ops[mm]])
+				sh, _ := d.shapes.Of(&evs[x.ops[mm]])
 				lastMM, lastDT = mm, sh.DType
 			}
 			if dt := lastDT; dt != 0 {

@@ -119,7 +119,7 @@ func (d *deriver) roofline(x *opIndex, kernelNS int64) {
 			continue
 		}
 		e := &evs[i]
-		sh, _ := d.shapesOf(e)
+		sh, _ := d.shapes.Of(e)
 		k := opSig{e.Name, sh.Dims, sh.Types, sh.Concrete}
 		a := sigs[k]
 		if a == nil {

@@ -31,6 +31,7 @@ func TestFastPathReadsSharedTraces(t *testing.T) {
 			continue
 		}
 		n++
+		sameIndex(t, tr) // the record_shapes index, on real traces
 		if share := float64(trace.FastRead()-before) / float64(tr.Health.EventsRead); share < 0.95 {
 			rel, _ := filepath.Rel(dir, p)
 			t.Errorf("%s: the fast path read %.1f%% of %d events, want 95%% or more", rel, 100*share, tr.Health.EventsRead)

@@ -3,6 +3,8 @@ package trace
 import (
 	"cmp"
 	"slices"
+
+	"github.com/stepdoctor/stepdoctor/internal/hugemem"
 )
 
 // OpShapes is what record_shapes=True recorded for one event, as compact
@@ -81,6 +83,40 @@ func (t *Trace) ShapesOf(e *Event) (OpShapes, bool) {
 		return OpShapes{}, false
 	}
 	return t.Shapes[k], true
+}
+
+// ShapeIndex is ShapesOf in one load, for passes that look up many
+// events, where the binary search takes a cache miss a step (11% of
+// facts.Derive on a 200 MB trace). It holds 4 bytes an event, up to the
+// last one with shapes; see IndexShapes.
+type ShapeIndex struct {
+	t  *Trace
+	at []int32 // per Event.Index, 1 + its Shapes entry, or 0
+}
+
+// IndexShapes builds t's ShapeIndex.
+func (t *Trace) IndexShapes() ShapeIndex {
+	x := ShapeIndex{t: t}
+	if n := len(t.Shapes); n > 0 && t.Shapes[n-1].Index >= 0 {
+		last := int(t.Shapes[n-1].Index) + 1 // the entries are in Index order
+		x.at = hugemem.Make[int32](last, last)
+		for k := range t.Shapes {
+			if i := t.Shapes[k].Index; i >= 0 {
+				x.at[i] = int32(k + 1)
+			}
+		}
+	}
+	return x
+}
+
+// Of is t.ShapesOf(e).
+func (x ShapeIndex) Of(e *Event) (OpShapes, bool) {
+	if i := int(e.Index); e.Has&hasShapeEntry != 0 && i >= 0 && i < len(x.at) {
+		if k := x.at[i]; k > 0 {
+			return x.t.Shapes[k-1], true
+		}
+	}
+	return OpShapes{}, false
 }
 
 // shapeSep appends the separator before an entry other than the first.

@@ -2,6 +2,7 @@ package trace_test
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -31,6 +32,7 @@ func TestShapes(t *testing.T) {
 		{},
 		{"[],[8]", "|c10::BFloat16", ""},
 	}
+	sameIndex(t, tr)
 	for i := range tr.Events {
 		e := &tr.Events[i]
 		sh, ok := tr.ShapesOf(e)
@@ -80,6 +82,7 @@ func TestShapesLeadAndTypeBeyondTextCap(t *testing.T) {
 				t.Errorf("workers %d, event %d: %v lead %d dtype %q dims %.40q types %q; want %+v", workers, i, ok, sh.LeadDim, tr.Str(sh.DType), tr.Str(sh.Dims), tr.Str(sh.Types), w)
 			}
 		}
+		sameIndex(t, tr)
 		if e := &tr.Events[0]; e.Has&trace.HasShapes == 0 {
 			t.Errorf("workers %d: the kept Input type text is not flagged", workers)
 		}
@@ -107,6 +110,26 @@ func TestShapesFastPathAgrees(t *testing.T) {
 		}
 		if werr == nil && !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: fast path %+v %q, general reader %+v %q", dims, got.Events[0], got.Str(got.Shapes[0].Dims), want.Events[0], want.Str(want.Shapes[0].Dims))
+		}
+	}
+}
+
+// sameIndex checks that the ShapeIndex finds what ShapesOf finds, for
+// every event of tr and for an index past the last.
+func sameIndex(t *testing.T, tr *trace.Trace) {
+	t.Helper()
+	x := tr.IndexShapes()
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		got, gok := x.Of(e)
+		want, wok := tr.ShapesOf(e)
+		if got != want || gok != wok {
+			t.Errorf("event %d: ShapeIndex.Of %+v %v, ShapesOf %+v %v", i, got, gok, want, wok)
+		}
+	}
+	for _, i := range []int32{math.MaxInt32, -1} {
+		if past := (trace.Event{Index: i, Has: trace.HasShapes}); func() bool { _, ok := x.Of(&past); return ok }() {
+			t.Errorf("an event of index %d has shapes", i)
 		}
 	}
 }
