@@ -122,23 +122,14 @@ func (t *keyTable) lookup(b []byte, i int, prev int) (s *keySlot, at int, next i
 			// The key before the last one to follow prev: they alternate.
 			at = int(p.before)
 			p.after, p.before = p.before, p.after
-			if j := (2 + int(s.n)) & (keyWindow - 1); win[j] == ':' {
-				return s, at, i + j + 1
-			}
-			return s, at, colonAt(b, i+2+int(s.n))
+			return s, at, s.colon(b, i)
 		}
 		if head, ok := headOf(x0); ok && win[0] == '"' {
 			at = bucketOf(head)
 			for range keyWays {
 				if s = &t.slot[at]; s.match(head, x1, x2, x3) {
 					p.after, p.before = uint16(at), p.after
-					// The quote is win[1+n] and n <= keyMax, so j < keyWindow:
-					// the mask only spares the bounds check.
-					j := (2 + int(s.n)) & (keyWindow - 1)
-					if win[j] == ':' {
-						return s, at, i + j + 1
-					}
-					return s, at, colonAt(b, i+j)
+					return s, at, s.colon(b, i)
 				}
 				at++
 			}
@@ -167,7 +158,7 @@ func (t *keyTable) read(b []byte, i int) (*keySlot, int, int) {
 		return nil, 0, -1
 	}
 	s := &t.slot[keySpare]
-	s.m, s.a, s.comm = memberOf(k), argOf(k), commKey(k) != 0
+	s.class(k)
 	return s, keySpare, next
 }
 
@@ -216,11 +207,25 @@ func (t *keyTable) miss(b []byte, i int, prev int) (*keySlot, int, int) {
 		}
 	}
 	s := &t.slot[at]
-	s.m, s.a, s.comm = memberOf(k), argOf(k), commKey(k) != 0
+	s.class(k)
 	if at != keySpare {
 		t.slot[prev].after, t.slot[prev].before = uint16(at), t.slot[prev].after
 	}
 	return s, at, next
+}
+
+// colon returns the index after the colon that follows s's key, matched
+// at b[i], or -1.
+func (s *keySlot) colon(b []byte, i int) int {
+	if j := i + 2 + int(s.n); j < len(b) && b[j] == ':' {
+		return j + 1
+	}
+	return colonAt(b, i+2+int(s.n))
+}
+
+// class sets s's classes to k's.
+func (s *keySlot) class(k []byte) {
+	s.m, s.a, s.comm = memberOf(k), argOf(k), commKey(k) != 0
 }
 
 // colonAt returns the index after the colon that follows a key, at or
