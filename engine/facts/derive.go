@@ -169,16 +169,10 @@ func (d *deriver) breakdownAndOpTables() {
 		o := *d
 		o.concurrent = true
 		side = &o
-		done := make(chan any, 1)
-		go func() {
-			defer func() { done <- recover() }()
-			side.opTables()
-		}()
-		d.breakdown()
-		d.comm()
-		if p := <-done; p != nil {
-			panic(p) // as if it had been raised here
-		}
+		beside(side.opTables, func() {
+			d.breakdown()
+			d.comm()
+		})
 		d.ops = side.ops
 	} else {
 		d.breakdown()
@@ -187,6 +181,20 @@ func (d *deriver) breakdownAndOpTables() {
 	}
 	if side.repeatedExample != nil {
 		d.f.Examples["repeated_small_op"] = side.repeatedExample
+	}
+}
+
+// beside runs side on a goroutine while main runs, and returns when both
+// have; a panic on the goroutine is raised here, as if side had run here.
+func beside(side, main func()) {
+	done := make(chan any, 1)
+	go func() {
+		defer func() { done <- recover() }()
+		side()
+	}()
+	main()
+	if p := <-done; p != nil {
+		panic(p)
 	}
 }
 

@@ -315,7 +315,6 @@ func (d *deriver) opTables() {
 	d.ops = x
 	var kernelNS, tcNS, mmNS, mmFP32NS, fp32KernelNS int64
 	mmDType := false
-	lastMM, lastDT := -1, trace.Str(0) // kernels of one matmul come together
 	kstats := map[trace.Str]*KernelStat{}
 	for _, i := range d.gpuActs {
 		g := &evs[i]
@@ -350,14 +349,10 @@ func (d *deriver) opTables() {
 		fp32Known := false
 		if mm >= 0 {
 			mmNS += g.Dur
-			if mm != lastMM {
-				sh, _ := d.shapes.Of(&evs[x.ops[mm]])
-				lastMM, lastDT = mm, sh.DType
-			}
-			if dt := lastDT; dt != 0 {
+			if sh, _ := d.shapes.Of(&evs[x.ops[mm]]); sh.DType != 0 {
 				mmDType = true
 				fp32Known = true
-				switch dtypeClass(d.t.Str(dt)) {
+				switch dtypeClass(d.t.Str(sh.DType)) {
 				case "fp32":
 					mmFP32NS += g.Dur
 					if !d.is(g, kCommKernel) {
@@ -387,27 +382,19 @@ func (d *deriver) opTables() {
 	d.kernelTable(kstats)
 	if !d.concurrent {
 		d.roofline(x, kernelNS)
-		d.opTables2(x)
+		d.opTablesRest(x)
 		return
 	}
 	// The roofline reads x, the trace and Facts fields set before, and
 	// sets its own (none of which the passes after it read), so it runs
 	// beside them with its own window hint (see breakdownAndOpTables).
 	r := *d
-	done := make(chan any, 1)
-	go func() {
-		defer func() { done <- recover() }()
-		r.roofline(x, kernelNS)
-	}()
-	d.opTables2(x)
-	if p := <-done; p != nil {
-		panic(p) // as if it had been raised here
-	}
+	beside(func() { r.roofline(x, kernelNS) }, func() { d.opTablesRest(x) })
 }
 
-// opTables2 derives the op tables' facts after the roofline: the op,
+// opTablesRest derives the op tables' facts after the roofline: the op,
 // optimizer, repeated-op, chain and label facts.
-func (d *deriver) opTables2(x *opIndex) {
+func (d *deriver) opTablesRest(x *opIndex) {
 	d.opTable(x)
 	d.optimizer(x)
 	d.repeatedOps(x)
