@@ -238,3 +238,56 @@ finding contains f if {
 		}
 	}
 }
+
+// TestLoadRulesBesideReading: LoadRules is called once, its set is the one
+// evaluated (the same findings as Rules), and its error ends Analyze, as
+// it is and ahead of an input error, with the reading cancelled.
+func TestLoadRulesBesideReading(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "t.json")
+	os.WriteFile(good, tracetest.DataloaderBound().JSON(), 0o644)
+	set, err := rules.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Analyze(context.Background(), Options{Paths: []string{good}, Rules: set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	got, err := Analyze(context.Background(), Options{Paths: []string{good}, LoadRules: func() (*rules.Set, error) {
+		calls++
+		return set, nil
+	}})
+	if err != nil || calls != 1 {
+		t.Fatalf("LoadRules called %d times, err %v", calls, err)
+	}
+	if w, g := findingIDs(want), findingIDs(got); w != g || w == "" {
+		t.Errorf("findings with LoadRules %q, with Rules %q", g, w)
+	}
+
+	// The rules' error comes as it is, ahead of a trace that fails to
+	// parse.
+	damaged := filepath.Join(dir, "damaged.json")
+	os.WriteFile(damaged, []byte(`{"traceEvents": [{"ph": "X", "ts": `), 0o644)
+	broken := errors.New("read rules dir team: permission denied")
+	for _, p := range []string{good, damaged} {
+		_, err := Analyze(context.Background(), Options{Paths: []string{p}, LoadRules: func() (*rules.Set, error) { return nil, broken }})
+		if err != broken {
+			t.Errorf("%s: err %v, want the rules' error as it is", p, err)
+		}
+	}
+	if _, err := Analyze(context.Background(), Options{Paths: []string{damaged}, LoadRules: func() (*rules.Set, error) { return set, nil }}); err == nil {
+		t.Errorf("%s: no error", damaged)
+	}
+}
+
+func findingIDs(r *Result) string {
+	var ids []string
+	for _, tr := range r.Traces {
+		for _, f := range tr.Findings {
+			ids = append(ids, f.Rule)
+		}
+	}
+	return strings.Join(ids, " ")
+}

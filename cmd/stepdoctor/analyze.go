@@ -101,10 +101,14 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 	if err != nil {
 		return usage(err)
 	}
-	set, cfg, err := loadRules(fl.config, fl.ruleDirs)
+	cfg, err := loadConfig(fl.config)
 	if err != nil {
 		return usage(err)
 	}
+	// The rules compile beside the reading of the traces
+	// (engine.Options.LoadRules); the set is kept for the script and the
+	// baseline.
+	compiled := sync.OnceValues(func() (*rules.Set, error) { return cfg.rules(fl.ruleDirs) })
 	if err := checkOutput(fl.out, analyzeInputs(paths, fl, cfg.file)); err != nil {
 		return err
 	}
@@ -115,8 +119,7 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 	if err != nil {
 		return usage(err)
 	}
-	listSkippedRules(stderr, set)
-	opts := engine.Options{Paths: paths, Rules: set, Facts: fcfg, Stdin: stdin}
+	opts := engine.Options{Paths: paths, LoadRules: compiled, Facts: fcfg, Stdin: stdin}
 	done := fl.read.watch(&opts, stderr)
 	res, err := engine.Analyze(ctx, opts)
 	done()
@@ -127,6 +130,8 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 		}
 		return &exitError{2, err}
 	}
+	set, _ := compiled() // Analyze succeeded: so did the compile
+	listSkippedRules(stderr, set)
 	for _, line := range reports.RuleErrorLines(res) {
 		fmt.Fprintf(stderr, "warning: %s\n", reports.TerminalText(line))
 	}

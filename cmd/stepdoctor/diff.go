@@ -6,12 +6,14 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/stepdoctor/stepdoctor/engine"
 	"github.com/stepdoctor/stepdoctor/internal/objstore"
 	"github.com/stepdoctor/stepdoctor/reports"
+	"github.com/stepdoctor/stepdoctor/rules"
 )
 
 func diffCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -30,7 +32,7 @@ unchanged. Output as for analyze: terminal by default, -o FILE (` + reports.Exte
 			if err := checkOutput(out, traceInputs(args...)); err != nil {
 				return err
 			}
-			set, cfg, err := loadRules(config, nil)
+			cfg, err := loadConfig(config)
 			if err != nil {
 				return &exitError{2, err}
 			}
@@ -38,7 +40,9 @@ unchanged. Output as for analyze: terminal by default, -o FILE (` + reports.Exte
 			if err != nil {
 				return &exitError{2, err}
 			}
-			opts := engine.Options{Rules: set, Facts: fcfg, Stdin: stdin}
+			// The rules compile beside the reading of BEFORE, once for both.
+			compiled := sync.OnceValues(func() (*rules.Set, error) { return cfg.rules(nil) })
+			opts := engine.Options{LoadRules: compiled, Facts: fcfg, Stdin: stdin}
 			done := rf.watch(&opts, stderr)
 			d, err := diffPaths(cmd.Context(), args[0], args[1], opts)
 			done()
