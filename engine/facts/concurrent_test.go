@@ -12,12 +12,11 @@ import (
 	"github.com/stepdoctor/stepdoctor/engine/trace"
 )
 
-// TestDeriveConcurrent: the op tables derived beside the breakdown (see
-// breakdownAndOpTables) give the facts JSON of the serial order, byte for
+// TestDeriveConcurrent: passes run beside each other (see spareCore) give the facts JSON of the serial order, byte for
 // byte, on every shared trace. CI runs it under the race detector.
 func TestDeriveConcurrent(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
-		t.Skip("skipping: one core, so the op tables never run beside the breakdown")
+		t.Skip("skipping: one core, so no pass runs beside another")
 	}
 	dir, paths := factstest.SharedTraceFiles(t)
 	defer func(n int) { concurrentMinEvents = n }(concurrentMinEvents)
@@ -42,7 +41,7 @@ func TestDeriveConcurrent(t *testing.T) {
 		serial, concurrent := derive(1<<62), derive(0)
 		if !bytes.Equal(serial, concurrent) {
 			rel, _ := filepath.Rel(dir, p)
-			t.Errorf("%s: the facts differ when the op tables run beside the breakdown", rel)
+			t.Errorf("%s: the facts differ when passes run beside each other", rel)
 		}
 	}
 }

@@ -120,9 +120,10 @@ type deriver struct {
 	repeatedExample []EventRef // Examples["repeated_small_op"], set by repeatedOps
 }
 
-// concurrentMinEvents is the smallest trace whose op tables are derived
-// beside the breakdown when more than one core is available (see
-// breakdownAndOpTables). Measured on the shared traces with 2 cores (best
+// concurrentMinEvents is the smallest trace whose passes run beside each
+// other when more than one core is available (see spareCore: the
+// record_shapes index beside the first passes, the op tables beside the
+// breakdown). Measured on the shared traces with 2 cores (best
 // of 15-30): from 21,000 events the facts take 0.60-0.85 of the serial
 // time (train_resnet18, ResNet50, rank0, df_index_resolver, b200), while
 // below 15,000 it is 0.85-1.09 of a few milliseconds (alexnet, DLRM, bert,
@@ -134,16 +135,19 @@ var concurrentMinEvents = 20_000
 func Derive(t *trace.Trace, cfg Config) *Facts {
 	d := &deriver{t: t, cfg: cfg, hot: map[string][]int{}, f: &Facts{SchemaVersion: SchemaVersion, Examples: map[string][]EventRef{}}}
 	d.kind = kinds(t)
-	d.shapes = t.IndexShapes()
-	d.capabilities()
-	d.indexTimelines()
-	d.indexLaunches()
-	d.primaryDevice()
-	d.otherAccelerator()
-	d.steps()
-	d.gpu()
-	d.host()
-	d.compiled()
+	// The record_shapes index is first read by batchSize: on a spare core
+	// it is built beside the passes before.
+	d.maybeBeside(func() { d.shapes = t.IndexShapes() }, func() {
+		d.capabilities()
+		d.indexTimelines()
+		d.indexLaunches()
+		d.primaryDevice()
+		d.otherAccelerator()
+		d.steps()
+		d.gpu()
+		d.host()
+		d.compiled()
+	})
 	d.batchSize() // after host: reads the DataLoader fetches it lists
 	d.oneOffCalls()
 	d.chains()
@@ -165,7 +169,7 @@ func Derive(t *trace.Trace, cfg Config) *Facts {
 // compares both on every shared trace, under the race detector in CI).
 func (d *deriver) breakdownAndOpTables() {
 	side := d
-	if runtime.GOMAXPROCS(0) > 1 && len(d.t.Events) >= concurrentMinEvents {
+	if d.spareCore() {
 		o := *d
 		o.concurrent = true
 		side = &o
@@ -182,6 +186,22 @@ func (d *deriver) breakdownAndOpTables() {
 	if side.repeatedExample != nil {
 		d.f.Examples["repeated_small_op"] = side.repeatedExample
 	}
+}
+
+// spareCore reports whether passes may run beside each other: two cores
+// or more and a trace of concurrentMinEvents or more.
+func (d *deriver) spareCore() bool {
+	return runtime.GOMAXPROCS(0) > 1 && len(d.t.Events) >= concurrentMinEvents
+}
+
+// maybeBeside runs side beside main when spareCore, else side then main.
+func (d *deriver) maybeBeside(side, main func()) {
+	if d.spareCore() {
+		beside(side, main)
+		return
+	}
+	side()
+	main()
 }
 
 // beside runs side on a goroutine while main runs, and returns when both
