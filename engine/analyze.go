@@ -95,26 +95,47 @@ func Analyze(ctx context.Context, opts Options) (*Result, error) {
 	}
 	mem := semaphore.NewWeighted(budget)
 	cores := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for i, in := range files {
-		w := min(estimateMemory(in), budget)
-		if err := mem.Acquire(ctx, w); err != nil {
-			errs[i] = err
-			break
-		}
-		cores <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-cores; mem.Release(w) }()
-			var ft FileTiming
-			loaded[i], errs[i] = load(ctx, store, in.path, stdin, cfg, prog, &ft)
-			if opts.Loaded != nil && errs[i] == nil {
-				opts.Loaded(ft)
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		for i, in := range files {
+			w := min(estimateMemory(in), budget)
+			if err := mem.Acquire(ctx, w); err != nil {
+				errs[i] = err
+				return
 			}
-		}()
+			select {
+			case cores <- struct{}{}:
+			case <-ctx.Done():
+				mem.Release(w)
+				errs[i] = context.Cause(ctx)
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-cores; mem.Release(w) }()
+				var ft FileTiming
+				loaded[i], errs[i] = load(ctx, store, in.path, stdin, cfg, prog, &ft)
+				if opts.Loaded != nil && errs[i] == nil {
+					opts.Loaded(ft)
+				}
+			}()
+		}
+	}()
+	select {
+	case <-read:
+	case <-ctx.Done():
+		if _, err := compiled(); err != nil {
+			// The rules failed: that is the error now, not once the
+			// reading, which stops at its next look at ctx (or, blocked
+			// on a pipe, with its input), is done.
+			return nil, err
+		}
+		<-read
 	}
-	wg.Wait()
 	set, err := compiled()
 	if err != nil {
 		return nil, err
@@ -280,7 +301,7 @@ func load(ctx context.Context, store *objstore.Store, path string, stdin io.Read
 // streamed from its store).
 func readTrace(ctx context.Context, store *objstore.Store, path string, stdin io.Reader, prog *progress) (*trace.Trace, error) {
 	if path == "-" {
-		return trace.Parse(stdin, "<stdin>")
+		return trace.ParseContext(ctx, stdin, "<stdin>")
 	}
 	f, err := openInput(ctx, store, path)
 	if err != nil {
@@ -291,7 +312,7 @@ func readTrace(ctx context.Context, store *objstore.Store, path string, stdin io
 	if prog != nil {
 		r = &countingReader{r: f, p: prog}
 	}
-	return trace.Parse(r, path)
+	return trace.ParseContext(ctx, r, path)
 }
 
 // sizedReader is an open input that tells its size.

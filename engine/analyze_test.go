@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -279,6 +280,22 @@ func TestLoadRulesBesideReading(t *testing.T) {
 	}
 	if _, err := Analyze(context.Background(), Options{Paths: []string{damaged}, LoadRules: func() (*rules.Set, error) { return set, nil }}); err == nil {
 		t.Errorf("%s: no error", damaged)
+	}
+	// Nor does it wait for a read that does not end: stdin open, silent.
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	got2 := make(chan error, 1)
+	go func() {
+		_, err := Analyze(context.Background(), Options{Paths: []string{"-"}, Stdin: pr, LoadRules: func() (*rules.Set, error) { return nil, broken }})
+		got2 <- err
+	}()
+	select {
+	case err := <-got2:
+		if err != broken {
+			t.Errorf("stdin: err %v, want the rules' error", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a failed rule load waited for a read that does not end")
 	}
 }
 

@@ -20,6 +20,10 @@ type DiffResult struct {
 	Pairs         []PairDiff `json:"pairs"`
 	// Unpaired lists traces present on one side only.
 	Unpaired []string `json:"unpaired,omitempty"`
+	// RuleErrors lists the rules that failed or timed out, on the before
+	// side's traces, then the after side's (each names its trace): the
+	// findings compared may miss theirs.
+	RuleErrors []RuleError `json:"rule_errors,omitempty"`
 	// About says what made the report (set by the CLI; nil in tests).
 	About *About `json:"-"`
 }
@@ -94,6 +98,7 @@ const RatioNoise = 0.005
 // compares facts and findings.
 func Diff(before, after *Result) *DiffResult {
 	d := &DiffResult{SchemaVersion: DiffSchemaVersion}
+	d.RuleErrors = append(append(d.RuleErrors, before.RuleErrors...), after.RuleErrors...)
 	pairs, unpaired := pairTraces(before.Traces, after.Traces)
 	d.Unpaired = unpaired
 	for _, p := range pairs {

@@ -44,6 +44,7 @@ func diffMarkdown(d *engine.DiffResult, details bool) string {
 	if len(d.Unpaired) > 0 {
 		b.WriteString("\n")
 	}
+	ruleErrorsMarkdown(&b, ruleErrorViewsOf(d.RuleErrors))
 	for _, p := range d.Pairs {
 		title := "Before → after"
 		if p.Rank != nil {
@@ -260,6 +261,7 @@ func DiffText(w io.Writer, d *engine.DiffResult) error {
 	for _, u := range d.Unpaired {
 		fmt.Fprintf(&b, "unpaired %s\n", clean(u))
 	}
+	ruleErrorsText(&b, ruleErrorViewsOf(d.RuleErrors), func(_, s string) string { return s })
 	for _, p := range d.Pairs {
 		if p.Rank != nil {
 			fmt.Fprintf(&b, "rank %d: ", *p.Rank)

@@ -99,17 +99,7 @@ func renderMarkdown(views []traceView, foc rankFocus, notes []string, skipped []
 		}
 		b.WriteString("\n")
 	}
-	if len(ruleErrs) > 0 {
-		fmt.Fprintf(&b, "## Rule errors (%d)\n\n%s\n\n", len(ruleErrs), mdText(ruleErrorsHeading(len(ruleErrs))))
-		for _, e := range ruleErrs {
-			if e.Rule == "" {
-				fmt.Fprintf(&b, "- %s: %s\n", mdText(e.Trace), mdText(e.Message))
-				continue
-			}
-			fmt.Fprintf(&b, "- %s (%s) on %s: %s\n", mdCode(e.Rule), mdText(e.Source), mdText(e.Trace), mdText(e.Message))
-		}
-		b.WriteString("\n")
-	}
+	ruleErrorsMarkdown(&b, ruleErrs)
 	if reduced {
 		b.WriteString("> Some detail was left out to fit a comment; the HTML and JSON reports have everything.\n\n")
 	}
@@ -666,4 +656,20 @@ func mdLabels(b *strings.Builder, v traceView, lim mdLimits) {
 			fmt.Fprintf(b, "_Showing %d of %d modules; the HTML report lists %d._\n\n", len(rows), len(s.Modules), len(s.Modules))
 		}
 	}
+}
+
+// ruleErrorsMarkdown writes the "Rule errors" section, when a rule failed.
+func ruleErrorsMarkdown(b *strings.Builder, ruleErrs []ruleErrorView) {
+	if len(ruleErrs) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "## Rule errors (%d)\n\n%s\n\n", len(ruleErrs), mdText(ruleErrorsHeading(len(ruleErrs))))
+	for _, e := range ruleErrs {
+		if e.Rule == "" {
+			fmt.Fprintf(b, "- %s: %s\n", mdText(e.Trace), mdText(e.Message))
+			continue
+		}
+		fmt.Fprintf(b, "- %s (%s) on %s: %s\n", mdCode(e.Rule), mdText(e.Source), mdText(e.Trace), mdText(e.Message))
+	}
+	b.WriteString("\n")
 }

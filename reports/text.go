@@ -58,12 +58,7 @@ func Text(w io.Writer, r *engine.Result, t Terminal) error {
 	for _, sk := range r.Skipped {
 		fmt.Fprintf(&b, "%s %s: %s\n", st(ansiBold, "skipped"), clean(sk.Path), clean(sk.Reason))
 	}
-	if errs := ruleErrorViews(r); len(errs) > 0 {
-		fmt.Fprintf(&b, "%s\n", st(ansiYellow, ruleErrorsHeading(len(errs))))
-		for _, e := range errs {
-			fmt.Fprintf(&b, "  %s %s\n", st(ansiBold, "rule failed"), clean(e.Line))
-		}
-	}
+	ruleErrorsText(&b, ruleErrorViews(r), st)
 	if len(r.Notes)+len(r.Skipped)+len(r.RuleErrors) > 0 {
 		b.WriteString("\n")
 	}
@@ -222,4 +217,16 @@ func textPhase(r phaseRow) string {
 		head += " (" + r.Spans + " iterations)"
 	}
 	return fmt.Sprintf("%s: %s, %s of the window, GPU busy %s; %s", clean(head), r.Time, r.Window, r.Busy, clean(r.Top))
+}
+
+// ruleErrorsText lists the failed rules in the terminal summary; st styles
+// (colour on a terminal, else the text as it is).
+func ruleErrorsText(b *strings.Builder, errs []ruleErrorView, st func(code, s string) string) {
+	if len(errs) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%s\n", st(ansiYellow, ruleErrorsHeading(len(errs))))
+	for _, e := range errs {
+		fmt.Fprintf(b, "  %s %s\n", st(ansiBold, "rule failed"), clean(e.Line))
+	}
 }

@@ -615,9 +615,12 @@ type ruleErrorView struct {
 }
 
 // ruleErrorViews lists the failed rules of r in result order.
-func ruleErrorViews(r *engine.Result) []ruleErrorView {
-	out := make([]ruleErrorView, 0, len(r.RuleErrors))
-	for _, e := range r.RuleErrors {
+func ruleErrorViews(r *engine.Result) []ruleErrorView { return ruleErrorViewsOf(r.RuleErrors) }
+
+// ruleErrorViewsOf lists the failed rules errs, in order.
+func ruleErrorViewsOf(errs []engine.RuleError) []ruleErrorView {
+	out := make([]ruleErrorView, 0, len(errs))
+	for _, e := range errs {
 		out = append(out, ruleErrorView{Trace: e.Trace, Rule: e.Rule, Source: e.Source, Message: e.Message, Line: e.String()})
 	}
 	return out
@@ -634,12 +637,23 @@ func RuleErrorLines(r *engine.Result) []string {
 	if r == nil {
 		return nil
 	}
+	return ruleErrorLines(r.RuleErrors)
+}
+
+// DiffRuleErrorLines is RuleErrorLines for both sides of a diff.
+func DiffRuleErrorLines(d *engine.DiffResult) []string {
+	if d == nil {
+		return nil
+	}
+	return ruleErrorLines(d.RuleErrors)
+}
+
+func ruleErrorLines(errs []engine.RuleError) []string {
 	var out []string
-	for _, v := range ruleErrorViews(r) {
+	for _, v := range ruleErrorViewsOf(errs) {
 		out = append(out, v.Line)
 	}
 	return out
-
 }
 
 // stepsLabel is the Steps line of a report: the count and, when they do not

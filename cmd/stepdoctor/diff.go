@@ -18,6 +18,7 @@ import (
 
 func diffCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	var out, format, config, stepMarker string
+	var failOnRuleError bool
 	var rf readFlags
 	c := &cobra.Command{
 		Use:   "diff BEFORE AFTER",
@@ -49,6 +50,10 @@ unchanged. Output as for analyze: terminal by default, -o FILE (` + reports.Exte
 			if err != nil {
 				return err
 			}
+			ruleErrs := reports.DiffRuleErrorLines(d)
+			for _, line := range ruleErrs {
+				fmt.Fprintf(stderr, "warning: %s\n", reports.TerminalText(line))
+			}
 			d.About = about(cmd.Context(), cfg, nil)
 			f, err := chooseFormat(reports.ForDiff, format, objstore.Name(out))
 			if err != nil {
@@ -60,18 +65,17 @@ unchanged. Output as for analyze: terminal by default, -o FILE (` + reports.Exte
 					return &exitError{2, fmt.Errorf("write diff: %w", err)}
 				}
 				rf.say(stderr, "wrote %s\n", out)
-				return nil
-			}
-			if err := render(stdout); err != nil {
+			} else if err := render(stdout); err != nil {
 				return &exitError{2, err}
 			}
-			return nil
+			return ruleFailure(failOnRuleError || cfg.failOnRuleError(), ruleErrs)
 		},
 	}
 	c.Flags().StringVarP(&out, "output", "o", "", "write the comparison to `FILE` (format from the extension: "+reports.ExtensionNames(reports.ForDiff)+")")
 	addConfigFlag(c, &config)
 	addStepMarkerFlag(c, &stepMarker)
 	addReadFlags(c, &rf)
+	c.Flags().BoolVar(&failOnRuleError, "fail-on-rule-error", false, ruleErrorHelp)
 	c.Flags().StringVar(&format, "format", "", reports.FormatNames(reports.ForDiff)+" (overrides the -o extension)")
 	return c
 }

@@ -143,3 +143,54 @@ references: [https://pytorch.org/docs/stable/profiler.html]
 		t.Errorf("no failing rule: exit %d, want 0", code)
 	}
 }
+
+// TestDiffRuleErrors: diff no longer drops the rules that failed on either
+// side: it warns on stderr, lists them in every format, and exits 1 only
+// when --fail-on-rule-error or fail_on_rule_error: true asks.
+func TestDiffRuleErrors(t *testing.T) {
+	dir := t.TempDir()
+	team := filepath.Join(dir, "team")
+	if err := os.Mkdir(team, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, team, "boom.rego", `# METADATA
+# title: Boom
+# description: Fails on every trace.
+# custom:
+#   id: team-boom
+#   severity: low
+#   category: host-overhead
+#   requires: [steps_count]
+#   references: [https://example.com]
+package stepdoctor.rules.team_boom
+
+import rego.v1
+
+finding contains f if {
+	n := to_number("abc")
+	f := {"msg": "boom", "impact": n}
+}
+`)
+	cfg := writeFile(t, dir, "c.yaml", "rules: ["+team+"]\n")
+	strict := writeFile(t, dir, "strict.yaml", "rules: ["+team+"]\nfail_on_rule_error: true\n")
+	a, b := "../../testdata/traces/dataloader_bound.pt.trace.json", "../../testdata/traces/healthy.pt.trace.json"
+	code, out, errs := runCLI(t, "diff", "--config", cfg, a, b)
+	if code != 0 || strings.Count(errs, "warning: ") != 2 || !strings.Contains(errs, "team-boom") || !strings.Contains(out, "rule failed ") {
+		t.Errorf("default: exit %d, want 0, two warnings and the failures in the summary:\n%s\n%s", code, errs, out)
+	}
+	for format, want := range map[string]string{"md": "## Rule errors (2)", "html": "Rule errors (2)", "json": `"rule_errors": [`} {
+		_, out, _ := runCLI(t, "diff", "--config", cfg, "--format", format, a, b)
+		if !strings.Contains(out, want) || !strings.Contains(out, "team-boom") {
+			t.Errorf("--format %s does not list the failed rules (want %q)", format, want)
+		}
+	}
+	if code, _, _ := runCLI(t, "diff", "--config", cfg, "--fail-on-rule-error", a, b); code != 1 {
+		t.Errorf("--fail-on-rule-error: exit %d, want 1", code)
+	}
+	if code, _, _ := runCLI(t, "diff", "--config", strict, a, b); code != 1 {
+		t.Errorf("fail_on_rule_error: true: exit %d, want 1", code)
+	}
+	if code, _, _ := runCLI(t, "diff", a, b); code != 0 {
+		t.Errorf("no failing rule: exit %d, want 0", code)
+	}
+}

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"context"
 	"io"
 	"os"
 )
@@ -9,7 +10,7 @@ import (
 // (workers 1: the serial read; chunk 0: the default), for the tests that
 // compare the parallel read with the serial one.
 func ParseWith(r io.Reader, name string, workers, chunk int) (*Trace, error) {
-	return parseOpts(r, name, parOptions{workers: workers, chunk: chunk})
+	return parseOpts(context.Background(), r, name, parOptions{workers: workers, chunk: chunk})
 }
 
 // ParallelJoined is the number of events parallel reads have joined so far.
@@ -22,7 +23,7 @@ const RaceOn = raceOn
 // ParseGeneral is ParseWith without the fast path (fast.go): the
 // reference the fast path is compared with.
 func ParseGeneral(r io.Reader, name string, workers, chunk int) (*Trace, error) {
-	return parseOpts(r, name, parOptions{workers: workers, chunk: chunk, general: true})
+	return parseOpts(context.Background(), r, name, parOptions{workers: workers, chunk: chunk, general: true})
 }
 
 // FastRead is the number of events fast paths have read so far.
@@ -33,3 +34,8 @@ func MappedReads() int64 { return mappedReads.Load() }
 
 // SetAfterMap sets the hook run once a file is mapped (nil: none).
 func SetAfterMap(f func(*os.File)) { afterMap = f }
+
+// ParseWithContext is ParseWith under ctx (ParseContext).
+func ParseWithContext(ctx context.Context, r io.Reader, name string, workers, chunk int) (*Trace, error) {
+	return parseOpts(ctx, r, name, parOptions{workers: workers, chunk: chunk})
+}

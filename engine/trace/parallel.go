@@ -177,8 +177,8 @@ func (p *parser) parallelEvents() (joined int, retry int64) {
 	join := func() bool {
 		c := queue[0]
 		<-c.done
-		if !c.clean {
-			return false
+		if !c.clean || p.ctx.Err() != nil {
+			return false // the serial reader goes on, and stops if cancelled
 		}
 		joined += int(c.nEvents)
 		p.join(c)

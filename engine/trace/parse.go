@@ -3,6 +3,7 @@ package trace
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -30,19 +31,36 @@ var ErrNotKineto = errors.New("not a Kineto trace")
 // A large input is read on GOMAXPROCS cores (see parallelEvents); the
 // result is the same as the serial read's in every case.
 func Parse(r io.Reader, name string) (*Trace, error) {
-	return parseOpts(r, name, parOptions{})
+	return ParseContext(context.Background(), r, name)
 }
 
-func parseOpts(r io.Reader, name string, opt parOptions) (*Trace, error) {
+// ParseContext is Parse, stopped once ctx is done: the read looks at ctx
+// every 16 MiB of a mapped file, before each read of a stream and between
+// the parallel read's chunks, and then fails with "parse trace NAME: ...:
+// %w" of context.Cause(ctx). A read that blocks (a pipe nobody writes to)
+// is not interrupted.
+func ParseContext(ctx context.Context, r io.Reader, name string) (*Trace, error) {
+	return parseOpts(ctx, r, name, parOptions{})
+}
+
+func parseOpts(ctx context.Context, r io.Reader, name string, opt parOptions) (*Trace, error) {
+	read := func(m *mapping) (*Trace, error) {
+		t, err := parseInput(ctx, r, m, name, opt)
+		if ctx.Err() != nil {
+			// A cancelled stream reads as cut short: that is no trace.
+			return nil, fmt.Errorf("parse trace %s: %w", name, context.Cause(ctx))
+		}
+		return t, err
+	}
 	if m, ok := mapInput(r); ok {
 		defer m.close()
-		return readMapped(name, m, func() (*Trace, error) { return parseInput(r, m, name, opt) })
+		return readMapped(name, m, func() (*Trace, error) { return read(m) })
 	}
-	return parseInput(r, nil, name, opt)
+	return read(nil)
 }
 
 // parseInput reads r, or m when the file is mapped (mapped.go).
-func parseInput(r io.Reader, m *mapping, name string, opt parOptions) (*Trace, error) {
+func parseInput(ctx context.Context, r io.Reader, m *mapping, name string, opt parOptions) (*Trace, error) {
 	var p *parser
 	if m != nil {
 		p = newParser(nil, name)
@@ -50,8 +68,12 @@ func parseInput(r io.Reader, m *mapping, name string, opt parOptions) (*Trace, e
 		lx.buf, lx.end, lx.eof = m.data, len(m.data), true
 		p.mapped, p.size = m, int64(len(m.data))
 	} else {
+		size := inputSize(r)
+		if ctx.Done() != nil {
+			r = ctxReader{ctx, r}
+		}
 		raw := &rawCounter{r: r}
-		br := bufio.NewReaderSize(raw, readBuffer(inputSize(r)))
+		br := bufio.NewReaderSize(raw, readBuffer(size))
 		src, gz, err := decompress(br)
 		if err != nil {
 			return nil, fmt.Errorf("parse trace %s: %w", name, err)
@@ -61,9 +83,10 @@ func parseInput(r io.Reader, m *mapping, name string, opt parOptions) (*Trace, e
 		}
 		p = newParser(src, name)
 		p.t.Gzip = gz
-		p.raw, p.size = raw, inputSize(r)
+		p.raw, p.size = raw, size
 		p.lx.buf = make([]byte, windowFor(p.size, gz))
 	}
+	p.ctx = ctx
 	p.par = opt
 	if p.par.workers <= 0 {
 		p.par.workers = defaultWorkers(p.size, p.t.Gzip)
@@ -85,7 +108,8 @@ type parser struct {
 	t    *Trace
 	lx   *lexer
 	name string
-	diag map[string]int // reason -> index into Health.Diagnostics
+	ctx  context.Context // the read stops once it is done (ParseContext)
+	diag map[string]int  // reason -> index into Health.Diagnostics
 
 	open    map[[2]ID][]beEvent // B and E events awaiting matching, per (pid, tid)
 	nEvents int32
@@ -142,6 +166,7 @@ func newParser(r io.Reader, name string) *parser {
 		},
 		lx:   newLexer(r),
 		name: name,
+		ctx:  context.Background(),
 		diag: make(map[string]int),
 	}
 	p.t.strs = append(p.t.strs, "")
@@ -546,6 +571,9 @@ func (p *parser) events(bare bool) error {
 		}
 		start := lx.offset()
 		if m := p.mapped; m != nil && int(start)-m.released >= releaseStep {
+			if p.ctx.Err() != nil {
+				return fmt.Errorf("event %d (byte %d): %w", n, start, context.Cause(p.ctx))
+			}
 			m.release(start)
 		}
 		if err := p.event(); err != nil {
@@ -566,6 +594,20 @@ func readBuffer(size int64) int {
 		return 64 << 10
 	}
 	return int(size) + 16
+}
+
+// ctxReader fails a read once its context is done (ParseContext on a
+// stream).
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(b []byte) (int, error) {
+	if c.ctx.Err() != nil {
+		return 0, context.Cause(c.ctx)
+	}
+	return c.r.Read(b)
 }
 
 // rawCounter counts the bytes read from the input (compressed bytes for
