@@ -91,6 +91,9 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 		if _, err := parseBound(fl.maxRegression); err != nil {
 			return usage(err)
 		}
+		if err := checkRegressionFacts(fl.regressionFact); err != nil {
+			return usage(err)
+		}
 	}
 	format, err := chooseFormat(reports.ForAnalyze, fl.format, objstore.Name(fl.out))
 	if err != nil {
@@ -155,6 +158,18 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 			return &exitError{2, err}
 		}
 	}
+	// The baseline is read and compared before the report is written: a
+	// baseline that cannot be read or compared leaves no report; a
+	// regression is the exit code once the report is out.
+	var regression error
+	if fl.baseline != "" {
+		err := checkBaseline(ctx, fl, engine.Options{Paths: []string{fl.baseline}, Rules: set, Facts: fcfg, Stdin: stdin}, res, stderr)
+		if ee, ok := err.(*exitError); ok && ee.code == exitRegression {
+			regression = err
+		} else if err != nil {
+			return err
+		}
+	}
 	// Colours and cut messages only on a terminal; a file or a pipe gets
 	// every message whole.
 	tty := fl.out == "" && isTerminal(stdout)
@@ -174,10 +189,8 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 		}
 		fl.read.say(stderr, "wrote %s\n", fl.annotate)
 	}
-	if fl.baseline != "" {
-		if err := checkBaseline(ctx, fl, engine.Options{Paths: []string{fl.baseline}, Rules: set, Facts: fcfg, Stdin: stdin}, res, stderr); err != nil {
-			return err
-		}
+	if regression != nil {
+		return regression
 	}
 	if failBar > 0 {
 		for _, tr := range res.Traces {
@@ -399,11 +412,6 @@ func checkBaseline(ctx context.Context, fl analyzeFlags, baseOpts engine.Options
 		return &exitError{2, fmt.Errorf("compare with baseline %s: no trace pairs up (%s)", fl.baseline, strings.Join(d.Unpaired, "; "))}
 	}
 	names := fl.regressionFact
-	for _, n := range fl.regressionFact {
-		if def, ok := facts.LookupLeaf(n); !ok || def.Direction == facts.Neutral {
-			return &exitError{2, fmt.Errorf("parse --regression-fact: %q is not a fact that can regress; one of: %s", n, strings.Join(facts.RegressionLeaves(), ", "))}
-		}
-	}
 	if len(base.Traces) != len(res.Traces) {
 		fmt.Fprintf(stderr, "warning: the baseline has %d traces and this run %d; only traces with the same rank are compared\n", len(base.Traces), len(res.Traces))
 	}
@@ -422,6 +430,17 @@ func checkBaseline(ctx context.Context, fl analyzeFlags, baseOpts engine.Options
 			parts = append(parts, fmt.Sprintf("%s: %s", d.Pairs[r.Pair].After.Path, r))
 		}
 		return &exitError{exitRegression, fmt.Errorf("regression over %s against %s: %s", fl.maxRegression, fl.baseline, strings.Join(parts, "; "))}
+	}
+	return nil
+}
+
+// checkRegressionFacts refuses a --regression-fact that is not a fact
+// leaf with a direction (one that can get worse).
+func checkRegressionFacts(names []string) error {
+	for _, n := range names {
+		if def, ok := facts.LookupLeaf(n); !ok || def.Direction == facts.Neutral {
+			return fmt.Errorf("parse --regression-fact: %q is not a fact that can regress; one of: %s", n, strings.Join(facts.RegressionLeaves(), ", "))
+		}
 	}
 	return nil
 }

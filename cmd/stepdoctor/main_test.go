@@ -216,6 +216,36 @@ func TestDiffAndBaseline(t *testing.T) {
 	if code, _, _ := runCLI(t, "analyze", "--baseline", fast, "--max-regression", "ten", slow); code != 2 {
 		t.Errorf("bad bound: exit %d", code)
 	}
+	// A baseline that cannot be read or compared, or a --regression-fact
+	// refused, is an input error before any report: no file is left, and
+	// nothing reaches stdout. A regression still writes the report.
+	out := t.TempDir()
+	notTrace := filepath.Join(out, "notjson.json")
+	os.WriteFile(notTrace, []byte("hello not json\n"), 0o644)
+	for _, args := range [][]string{
+		{"--baseline", notTrace},
+		{"--baseline", filepath.Join(out, "missing.json")},
+		{"--baseline", fast, "--regression-fact", "nope"},
+		{"--baseline", fast, "--regression-fact", "schema_version"},
+	} {
+		report := filepath.Join(out, "r.md")
+		if code, _, _ := runCLI(t, append(append([]string{"analyze", "-o", report}, args...), slow)...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+		if _, err := os.Stat(report); err == nil {
+			t.Errorf("%v: a report was written", args)
+		}
+		if code, stdout, _ := runCLI(t, append(append([]string{"analyze"}, args...), slow)...); code != 2 || stdout != "" {
+			t.Errorf("%v: exit %d, stdout %.200q", args, code, stdout)
+		}
+	}
+	report := filepath.Join(out, "reg.md")
+	if code, _, _ := runCLI(t, "analyze", "-o", report, "--baseline", fast, slow); code != 3 {
+		t.Errorf("regression with -o: exit %d, want 3", code)
+	}
+	if _, err := os.Stat(report); err != nil {
+		t.Errorf("regression with -o: no report: %v", err)
+	}
 }
 
 // TestRegressionExitCodes: a regression exits 3 and a finding at or above

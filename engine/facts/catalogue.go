@@ -218,7 +218,7 @@ const (
 
 // Catalogue lists every fact rules can read, in report order.
 var Catalogue = []Def{
-	{Name: "schema_version", Unit: UnitCount, Definition: "version of the facts shape", Source: srcHere, Direction: LowerBetter},
+	{Name: "schema_version", Unit: UnitCount, Definition: "version of the facts shape", Source: srcHere},
 	{Name: "has_gpu", Unit: UnitBool, Definition: "the trace has kernel, memcpy or memset events", Source: srcDesign},
 	{Name: "has_steps", Unit: UnitBool, Definition: "the trace has steps: ProfilerStep#N spans (schedule + prof.step()), else the spans of --step-marker (a regular expression, or auto)", Source: srcDesign},
 	{Name: "has_shapes", Unit: UnitBool, Definition: "the trace shows Input Dims args or record_shapes set", Source: srcDesign},
@@ -226,7 +226,7 @@ var Catalogue = []Def{
 	{Name: "has_memory", Unit: UnitBool, Definition: "the trace has [memory] events or profile_memory set", Source: srcDesign},
 	{Name: "legacy_export", Unit: UnitBool, Definition: "the trace is the legacy autograd-profiler export of a PyTorch build without Kineto: every event has pid \"CPU functions\" and no cat, so shapes, stacks, memory and GPU activity are never recorded", Source: srcHere},
 	{Name: "rank", Unit: UnitID, Definition: "distributedInfo.rank; when several traces are analyzed together without it, the rank number in the file name (rank3, worker3)", Source: srcDesign, Needs: []Need{NeedRankID}},
-	{Name: "world_size", Unit: UnitCount, Definition: "distributedInfo.world_size", Source: srcDesign, Needs: []Need{NeedDistInfo}, Direction: LowerBetter},
+	{Name: "world_size", Unit: UnitCount, Definition: "distributedInfo.world_size", Source: srcDesign, Needs: []Need{NeedDistInfo}},
 	{Name: "primary_device", Unit: UnitID, Definition: "the device with the largest summed kernel time (ties: smallest id); device = args.device, else pid", Source: srcDesign, Needs: []Need{NeedGPU}},
 	{Name: "unsupported_accelerator", Unit: UnitID, Definition: "an accelerator whose device events are neither CUDA nor ROCm activity (MTIA: mtia_* categories), so GPU facts do not describe it; empty when the trace shows none", Source: srcHere},
 	{Name: "device", Unit: UnitObject, Definition: "deviceProperties entry of the primary device: id, name, compute_major, compute_minor, sm_count, total_memory_bytes", Source: srcDesign, Needs: []Need{NeedGPU, NeedDeviceProps}},
@@ -235,8 +235,8 @@ var Catalogue = []Def{
 	{Name: "torch_compiled", Unit: UnitBool, Definition: "the trace shows torch.compile at all: Inductor triton_ kernels or compiled-region events (CompiledFunction, CompiledFxGraph, Torch-Compiled Region, TorchDynamo Cache Lookup); how much of the GPU work is compiled is compiled_kernel_ratio", Source: srcHere},
 	{Name: "step_marker", Unit: UnitObject, Definition: "what marked the steps: source (profiler_step, regex from --step-marker, auto for --step-marker auto), pattern, engine (vllm, sglang, hf for auto), label, steps (outermost marker spans), prefill_steps and decode_steps (spans whose name says the phase); null without steps. Automatic markers, first found wins: SGLang step[DECODE bs=N] / step[PREFILL ...] annotations, vLLM execute_context_N(...)_generation_M(...) annotations, vLLM model_runner.py execute_model frames, SGLang scheduler.py run_batch frames, Hugging Face generation/utils.py generate frames (frames need with_stack)", Source: srcHere},
 	{Name: "step_marker_found", Unit: UnitObject, Definition: "for a trace without steps: the automatic marker that --step-marker auto would use (fields as step_marker); null when none is found or the steps have a marker", Source: srcHere},
-	{Name: "steps_count", Unit: UnitCount, Definition: "number of ProfilerStep#N spans (any CPU category, never the gpu_user_annotation copy)", Source: srcDesign, Direction: LowerBetter},
-	{Name: "window_us", Unit: UnitUS, Definition: "|W|: the union of step spans (each extended to the end of the GPU work it launched, never past the next step's start); without steps, first start to last end of complete events", Source: srcDesign, Direction: LowerBetter},
+	{Name: "steps_count", Unit: UnitCount, Definition: "number of ProfilerStep#N spans (any CPU category, never the gpu_user_annotation copy)", Source: srcDesign},
+	{Name: "window_us", Unit: UnitUS, Definition: "|W|: the union of step spans (each extended to the end of the GPU work it launched, never past the next step's start); without steps, first start to last end of complete events", Source: srcDesign},
 	{Name: "step_time_us", Unit: UnitStatsUS, Definition: "per-step duration: mean, p50, p90 (linear interpolation, numpy's default), max; the last step's GPU tail capped at the largest tail of the other steps (rev 3)", Source: srcDesign, Needs: []Need{NeedSteps}, Direction: LowerBetter},
 	{Name: "step_time_cv", Unit: UnitRatio, Definition: "population standard deviation / mean of step durations, last step capped (0 for one step)", Source: srcDesign, Needs: []Need{NeedSteps}, Direction: LowerBetter},
 	{Name: "last_step_drain_us", Unit: UnitUS, Definition: "GPU queue drain cut from the last step's duration for the step statistics: its GPU tail (end past its CPU end) beyond the largest tail of the other steps; 0 with one step; W keeps the drain", Source: srcDesign, Needs: []Need{NeedSteps}, Direction: LowerBetter},
@@ -341,7 +341,7 @@ var Catalogue = []Def{
 	{Name: "gpu_activity_missing", Unit: UnitBool, Definition: "kernel launch calls were recorded but no GPU activity (CUDA activity not captured)", Source: srcHere},
 	{Name: "orphan_launch_ratio", Unit: UnitRatio, Definition: "launch calls in W whose correlation id has no GPU event / launch calls in W", Source: srcHere, Needs: []Need{NeedLaunchCalls}, Direction: LowerBetter},
 	{Name: "trace_bytes_per_step", Unit: UnitBytesPerStep, Definition: "uncompressed trace bytes / steps_count", Source: srcHere, Needs: []Need{NeedSteps}, Direction: LowerBetter},
-	{Name: "rank_count", Unit: UnitCount, Definition: "ranks analyzed together (set by the engine)", Source: srcHere, Needs: []Need{NeedRanks}, Direction: LowerBetter},
+	{Name: "rank_count", Unit: UnitCount, Definition: "ranks analyzed together (set by the engine)", Source: srcHere, Needs: []Need{NeedRanks}},
 	{Name: "rank_step_time_over_median", Unit: UnitRatio, Definition: "this rank's mean step time / the median across ranks (may exceed 1)", Source: srcHere, Needs: []Need{NeedRanks, NeedSteps}, Direction: LowerBetter},
 	{Name: "rank_compute_over_median", Unit: UnitRatio, Definition: "this rank's compute kernel time per step / the median across ranks (may exceed 1)", Source: srcHere, Needs: []Need{NeedRanks, NeedGPU}, Direction: LowerBetter},
 	{Name: "rank_comm_over_median", Unit: UnitRatio, Definition: "this rank's communication kernel time per step / the median across ranks", Source: srcHere, Needs: []Need{NeedRanks, NeedCommKernels}, Direction: LowerBetter},
