@@ -219,9 +219,37 @@ func TestLoadErrors(t *testing.T) {
 	}
 }
 
+// TestLoadMissingDir: a rules dir that is missing, a file or empty is
+// named with what is wrong with it (not "open .").
 func TestLoadMissingDir(t *testing.T) {
-	_, err := Load(filepath.Join(t.TempDir(), "nope"))
-	if err == nil || !strings.Contains(err.Error(), "read rules dir") {
-		t.Fatalf("got %v", err)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f.yaml")
+	os.WriteFile(file, []byte(goodExpr), 0o644)
+	missing := filepath.Join(dir, "nope")
+	for path, want := range map[string]string{
+		missing: "read rules dir " + missing + ": no such file or directory",
+		file:    "read rules dir " + file + ": not a directory",
+		"":      "read rules dir: the path is empty",
+	} {
+		if _, err := Load(path); err == nil || err.Error() != want {
+			t.Errorf("Load(%q): %v, want %q", path, err, want)
+		}
+	}
+}
+
+// TestLoadSameDirTwice: a dir named twice (config and flag, another
+// spelling of its path) is read once, not refused for duplicate ids.
+func TestLoadSameDirTwice(t *testing.T) {
+	dir := writeRules(t, map[string]string{"many_memcpy.yaml": goodExpr})
+	once, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	twice, err := Load(dir, dir+string(filepath.Separator)+".")
+	if err != nil {
+		t.Fatalf("the same dir twice: %v", err)
+	}
+	if len(twice.Rules()) != len(once.Rules()) {
+		t.Errorf("%d rules from the dir twice, %d once", len(twice.Rules()), len(once.Rules()))
 	}
 }

@@ -106,7 +106,8 @@ func Builtin() (*Set, error) { return builtinSet() }
 // Load returns the built-in pack plus the rules in each directory: every
 // *.rego (except *_test.rego) and *.yaml / *.yml file directly inside it
 // (subdirectories such as cases/ are not read). Rule ids must be unique
-// across all of them.
+// across all of them. A directory named twice (the config's rules: and
+// --rules, or another path to it) is read once.
 func Load(dirs ...string) (*Set, error) {
 	if len(dirs) == 0 {
 		return Builtin()
@@ -116,7 +117,24 @@ func Load(dirs ...string) (*Set, error) {
 		return nil, err
 	}
 	var skipped []string
+	var seen []os.FileInfo
+dirs:
 	for _, d := range dirs {
+		st, err := os.Stat(d)
+		switch {
+		case d == "":
+			return nil, fmt.Errorf("read rules dir: the path is empty")
+		case err != nil:
+			return nil, fmt.Errorf("read rules dir %s: %w", d, unwrapPath(err))
+		case !st.IsDir():
+			return nil, fmt.Errorf("read rules dir %s: not a directory", d)
+		}
+		for _, s := range seen {
+			if os.SameFile(s, st) {
+				continue dirs
+			}
+		}
+		seen = append(seen, st)
 		more, err := fsSources(os.DirFS(d), ".", d)
 		if err != nil {
 			return nil, fmt.Errorf("read rules dir %s: %w", d, err)
@@ -135,6 +153,16 @@ func Load(dirs ...string) (*Set, error) {
 	}
 	s.skipped = skipped
 	return s, nil
+}
+
+// unwrapPath drops the *fs.PathError around err: the caller names the
+// path itself.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // IsRuleFileName reports whether Load reads a file of this name directly

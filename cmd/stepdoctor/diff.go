@@ -30,6 +30,9 @@ spread (smaller changes are marked as noise), and findings resolved, new and
 unchanged. Output as for analyze: terminal by default, -o FILE (` + reports.ExtensionNames(reports.ForDiff) + `).`,
 		Args: needArgs([]string{"BEFORE", "AFTER"}, 2, "each a trace file, a directory of rank traces or a facts file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if args[0] == "-" && args[1] == "-" {
+				return &exitError{2, fmt.Errorf("parse paths: - (stdin) given for both BEFORE and AFTER; it can be read once")}
+			}
 			if err := checkOutput(out, traceInputs(args...)); err != nil {
 				return err
 			}

@@ -182,6 +182,9 @@ func TestDiffAndBaseline(t *testing.T) {
 			t.Errorf("diff --format %s: exit %d %s", f, code, stderr)
 		}
 	}
+	if code, _, stderr := runCLI(t, "diff", "-", "-"); code != 2 || !strings.Contains(stderr, "can be read once") {
+		t.Errorf("diff - -: exit %d %s, want 2", code, stderr)
+	}
 	// Current run slower than the baseline by 175%: exit 3 (a regression,
 	// not a finding) naming the median step time.
 	code, _, stderr = runCLI(t, "analyze", "--baseline", fast, "--max-regression", "10%", slow)
