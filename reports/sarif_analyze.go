@@ -94,6 +94,17 @@ func AnalyzeSARIF(w io.Writer, r *engine.Result) error {
 			run.Results = append(run.Results, res)
 		}
 	}
+	// A rule that failed or timed out is a tool execution notification on
+	// the trace it failed on: its findings may be missing.
+	for _, e := range r.RuleErrors {
+		run.Invocations[0].ExecutionSuccessful = false
+		msg := e.String() + " (findings of this rule may be missing)"
+		run.Invocations[0].Notifications = append(run.Invocations[0].Notifications, sarifNotification{
+			Descriptor: &sarifDescriptorRef{ID: "rule-failed"},
+			Level:      "error", Message: sarifText{Text: msg},
+			Locations: []sarifLocation{{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifactFor(root, e.Trace)}}},
+		})
+	}
 	return writeSARIF(w, run)
 }
 

@@ -127,10 +127,10 @@ references: [https://pytorch.org/docs/stable/profiler.html]
 	if code != 0 || !strings.Contains(out, "rule failed ") || !strings.Contains(out, "team-bomb") {
 		t.Errorf("default: exit %d, want 0 and the failure in the summary:\n%s", code, out)
 	}
-	for _, f := range []string{"md", "json", "html"} {
+	for f, want := range map[string]string{"md": "Rule errors", "json": `"rule_errors": [`, "html": "rule error", "sarif": `"id": "rule-failed"`} {
 		_, out, _ := runCLI(t, "analyze", "--rules", team, "--format", f, tr)
-		if !strings.Contains(out, "team-bomb") || !strings.Contains(strings.ToLower(out), "rule error") && !strings.Contains(out, "rule_errors") {
-			t.Errorf("--format %s does not list the failed rule", f)
+		if !strings.Contains(out, "team-bomb") || !strings.Contains(out, want) && !strings.Contains(strings.ToLower(out), want) {
+			t.Errorf("--format %s does not list the failed rule (want %q)", f, want)
 		}
 	}
 	if code, _, errs := runCLI(t, "analyze", "--rules", team, "--fail-on-rule-error", tr); code != 1 || !strings.Contains(errs, "team-bomb") {
