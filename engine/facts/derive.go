@@ -100,7 +100,7 @@ type deriver struct {
 	blocking   map[int]bool     // blocking async copies: host syncs (set by host)
 	winHint    int              // the window segment inWindow found last
 	shapes     trace.ShapeIndex // Trace.ShapesOf for many lookups
-	concurrent bool             // this deriver runs the op tables beside the breakdown (see breakdownAndOpTables)
+	concurrent bool             // this deriver runs the op tables beside the breakdown (see hostAndOpTables)
 	oneOff     map[int]bool     // one-off runtime calls in W (set by oneOffCalls)
 
 	frames      []int // python_function events by (pid, tid, ts, longer first); see indexFrames
@@ -144,48 +144,60 @@ func Derive(t *trace.Trace, cfg Config) *Facts {
 		d.primaryDevice()
 		d.otherAccelerator()
 		d.steps()
-		d.gpu()
-		d.host()
-		d.compiled()
 	})
-	d.batchSize() // after host: reads the DataLoader fetches it lists
-	d.oneOffCalls()
-	d.chains()
-	d.pythonSites(d.hot)
-	d.breakdownAndOpTables()
+	d.hostAndOpTables()
 	d.memory()
 	d.setup()
 	return d.f
 }
 
-// breakdownAndOpTables runs breakdown, comm and opTables. The op tables
-// read only what the passes before them set, and breakdown and comm read
-// nothing the op tables set (their Facts fields are disjoint; the one
-// shared map, Examples, is written here after both), so on a trace of
-// concurrentMinEvents or more with two cores or more the op tables run on
-// a goroutine with a shallow copy of the deriver (its own window hint and
-// lazily built indexes) beside the other two; what they build for later
-// passes (ops) is taken back. The facts are those of the serial order (TestDeriveConcurrent
-// compares both on every shared trace, under the race detector in CI).
-func (d *deriver) breakdownAndOpTables() {
+// hostAndOpTables runs the passes after steps in two groups: the GPU and
+// host facts, the breakdown and comm (hostFacts), and the elementwise
+// chains and op tables (chainsAndOpTables). The second reads only what the
+// passes before steps set, and the first reads nothing the second sets
+// (their Facts fields are disjoint; the shared maps, hot and Examples, are
+// the first's, repeated_small_op's examples are set here after both), so
+// on a trace of concurrentMinEvents or more with two cores or more the
+// second runs on a goroutine with a shallow copy of the deriver (its own
+// window hint and lazily built indexes) beside the first; what it builds
+// for later passes (ops) is taken back. The facts are those of the serial
+// order (TestDeriveConcurrent compares both on every shared trace, under
+// the race detector in CI).
+func (d *deriver) hostAndOpTables() {
 	side := d
 	if d.spareCore() {
 		o := *d
 		o.concurrent = true
 		side = &o
-		beside(side.opTables, func() {
-			d.breakdown()
-			d.comm()
-		})
+		beside(side.chainsAndOpTables, d.hostFacts)
 		d.ops = side.ops
 	} else {
-		d.breakdown()
-		d.comm()
-		d.opTables()
+		d.hostFacts()
+		d.chainsAndOpTables()
 	}
 	if side.repeatedExample != nil {
 		d.f.Examples["repeated_small_op"] = side.repeatedExample
 	}
+}
+
+// hostFacts derives the GPU and host facts, the step breakdown and the
+// communication facts.
+func (d *deriver) hostFacts() {
+	d.gpu()
+	d.host()
+	d.compiled()
+	d.batchSize() // after host: reads the DataLoader fetches it lists
+	d.oneOffCalls()
+	d.pythonSites(d.hot)
+	d.breakdown()
+	d.comm()
+}
+
+// chainsAndOpTables derives the elementwise chains and the op tables (which
+// name the longest chains' operators).
+func (d *deriver) chainsAndOpTables() {
+	d.chains()
+	d.opTables()
 }
 
 // spareCore reports whether passes may run beside each other: two cores

@@ -370,13 +370,13 @@ func (d *deriver) opTables() {
 			tcNS += g.Dur
 		}
 	}
-	if kernelNS > 0 && d.f.KernelCount != nil {
+	if kernelNS > 0 && d.hasGPU {
 		d.f.TensorCoreKernelTimeRatio = f64(float64(tcNS) / float64(kernelNS))
 	}
 	if mmDType && mmNS > 0 {
 		d.f.FP32MatmulTimeRatio = f64(float64(mmFP32NS) / float64(mmNS))
 	}
-	if d.hasGPU && d.f.KernelCount != nil {
+	if d.hasGPU {
 		d.f.FP32MatmulKernelTimeRatio = d.ratio(fp32KernelNS)
 	}
 	d.kernelTable(kstats)
@@ -387,7 +387,7 @@ func (d *deriver) opTables() {
 	}
 	// The roofline reads x, the trace and Facts fields set before, and
 	// sets its own (none of which the passes after it read), so it runs
-	// beside them with its own window hint (see breakdownAndOpTables).
+	// beside them with its own window hint (see hostAndOpTables).
 	r := *d
 	beside(func() { r.roofline(x, kernelNS) }, func() { d.opTablesRest(x) })
 }

@@ -68,7 +68,7 @@ type opSig struct {
 // with record_shapes, the modelled ops' work against their kernel time.
 // kernelNS is the primary device's kernel time in W.
 func (d *deriver) roofline(x *opIndex, kernelNS int64) {
-	if !d.hasGPU || d.f.KernelCount == nil {
+	if !d.hasGPU {
 		return
 	}
 	var peak *DevicePeak
