@@ -100,7 +100,7 @@ type deriver struct {
 	blocking   map[int]bool     // blocking async copies: host syncs (set by host)
 	winHint    int              // the window segment inWindow found last
 	shapes     trace.ShapeIndex // Trace.ShapesOf for many lookups
-	concurrent bool             // this deriver runs the op tables beside the breakdown (see hostAndOpTables)
+	concurrent bool             // this deriver runs the chains and op tables beside the host passes (see hostAndOpTables)
 	oneOff     map[int]bool     // one-off runtime calls in W (set by oneOffCalls)
 
 	frames      []int // python_function events by (pid, tid, ts, longer first); see indexFrames
@@ -122,8 +122,9 @@ type deriver struct {
 
 // concurrentMinEvents is the smallest trace whose passes run beside each
 // other when more than one core is available (see spareCore: the
-// record_shapes index beside the first passes, the op tables beside the
-// breakdown). Measured on the shared traces with 2 cores (best
+// record_shapes index beside the first passes, the chains and op tables
+// beside the GPU and host passes). Measured, when the op tables alone ran
+// beside the breakdown, on the shared traces with 2 cores (best
 // of 15-30): from 21,000 events the facts take 0.60-0.85 of the serial
 // time (train_resnet18, ResNet50, rank0, df_index_resolver, b200), while
 // below 15,000 it is 0.85-1.09 of a few milliseconds (alexnet, DLRM, bert,
