@@ -18,10 +18,11 @@ type thread struct{ pid, tid trace.ID }
 // GPU timeline, communication overlap and launch delays.
 func (d *deriver) breakdown() {
 	evs := d.t.Events
-	nGPU, nCPU := len(d.gpuActs), len(evs)-len(d.gpuActs)
-	kernel := hugemem.Make[interval](0, nGPU)
-	runtimeIv := hugemem.Make[interval](0, nCPU/2)
-	cpuOp := hugemem.Make[interval](0, nCPU)
+	// Sized by what indexTimelines counted: the runtime calls exactly, the
+	// operators at most the other host events.
+	kernel := hugemem.Make[interval](0, len(d.gpuActs))
+	runtimeIv := hugemem.Make[interval](0, len(d.calls))
+	cpuOp := hugemem.Make[interval](0, len(evs)-len(d.gpuActs)-len(d.calls)-len(d.instants))
 	var comm, memcpy, memset, dl, commCPU []interval
 	for i := range evs {
 		e := &evs[i]
