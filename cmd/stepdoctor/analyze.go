@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -429,7 +430,7 @@ func checkBaseline(ctx context.Context, fl analyzeFlags, baseOpts engine.Options
 		for _, r := range regs {
 			parts = append(parts, fmt.Sprintf("%s: %s", d.Pairs[r.Pair].After.Path, r))
 		}
-		return &exitError{exitRegression, fmt.Errorf("regression over %s against %s: %s", fl.maxRegression, fl.baseline, strings.Join(parts, "; "))}
+		return &exitError{exitRegression, fmt.Errorf("regression over %s against %s: %s", strconv.FormatFloat(100*bound, 'g', 4, 64)+"%", fl.baseline, strings.Join(parts, "; "))}
 	}
 	return nil
 }
