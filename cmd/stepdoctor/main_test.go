@@ -266,6 +266,9 @@ func TestRegressionExitCodes(t *testing.T) {
 	if code, _, stderr := runCLI(t, "analyze", "--baseline", fast, slow); code != 3 || !strings.Contains(stderr, "regression over 10%") {
 		t.Errorf("regression at the default bound: exit %d %s, want 3", code, stderr)
 	}
+	if code, _, stderr := runCLI(t, "analyze", "--baseline", fast, "--max-regression", "0.1", slow); code != 3 || !strings.Contains(stderr, "regression over 10%") {
+		t.Errorf("a bound given as a fraction: exit %d %s, want 3 and the bound as 10%%", code, stderr)
+	}
 	args := []string{"analyze", "--baseline", slow}
 	for _, leaf := range facts.RegressionLeaves() {
 		args = append(args, "--regression-fact", leaf)
