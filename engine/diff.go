@@ -55,6 +55,9 @@ type PairDiff struct {
 	Resolved      []FindingDelta `json:"resolved"`
 	New           []FindingDelta `json:"new"`
 	Unchanged     []FindingDelta `json:"unchanged"`
+	// Inconclusive are findings on one side only whose rule failed on the
+	// other side (DiffResult.RuleErrors): neither resolved nor new.
+	Inconclusive []FindingDelta `json:"inconclusive,omitempty"`
 	// Kernels and Ops compare the kernel and operator tables by time per
 	// step.
 	Kernels TableDiff `json:"kernels"`
@@ -101,10 +104,24 @@ func Diff(before, after *Result) *DiffResult {
 	d.RuleErrors = append(append(d.RuleErrors, before.RuleErrors...), after.RuleErrors...)
 	pairs, unpaired := pairTraces(before.Traces, after.Traces)
 	d.Unpaired = unpaired
+	failed := failedRules(d.RuleErrors)
 	for _, p := range pairs {
-		d.Pairs = append(d.Pairs, diffPair(p[0], p[1]))
+		d.Pairs = append(d.Pairs, diffPair(p[0], p[1], failed[p[0].Input.Path], failed[p[1].Input.Path]))
 	}
 	return d
+}
+
+// failedRules maps a trace path to the ids of the rules that failed on it;
+// the id "" (an error not tied to one rule) stands for every rule.
+func failedRules(errs []RuleError) map[string]map[string]bool {
+	m := map[string]map[string]bool{}
+	for _, e := range errs {
+		if m[e.Trace] == nil {
+			m[e.Trace] = map[string]bool{}
+		}
+		m[e.Trace][e.Rule] = true
+	}
+	return m
 }
 
 func pairTraces(b, a []*TraceResult) ([][2]*TraceResult, []string) {
@@ -136,7 +153,9 @@ func pairTraces(b, a []*TraceResult) ([][2]*TraceResult, []string) {
 	return pairs, unpaired
 }
 
-func diffPair(b, a *TraceResult) PairDiff {
+// diffPair compares one pair; failedB and failedA are the rules that
+// failed on each side (see failedRules).
+func diffPair(b, a *TraceResult, failedB, failedA map[string]bool) PairDiff {
 	p := PairDiff{Before: b.Input, After: a.Input, Rank: a.Rank, Noise: MinNoise}
 	p.Warnings = comparability(b, a)
 	if c := compareSteps(b.Facts, a.Facts); c != nil {
@@ -171,6 +190,10 @@ func diffPair(b, a *TraceResult) PairDiff {
 	for _, id := range sortedKeys(bf, af) {
 		x, y := bf[id], af[id]
 		switch {
+		case x != nil && y == nil && (failedA[id] || failedA[""]):
+			p.Inconclusive = append(p.Inconclusive, delta(x, x.Impact, 0))
+		case x == nil && y != nil && (failedB[id] || failedB[""]):
+			p.Inconclusive = append(p.Inconclusive, delta(y, 0, y.Impact))
 		case x != nil && y == nil:
 			p.Resolved = append(p.Resolved, delta(x, x.Impact, 0))
 		case x == nil && y != nil:

@@ -103,3 +103,42 @@ func TestDiffDirection(t *testing.T) {
 		t.Errorf("fewer graph-launched kernels regress, a lower rate does not: %v", regs)
 	}
 }
+
+// TestDiffInconclusive: a finding on one side only whose rule failed on
+// the other side is neither resolved nor new; an error without a rule id
+// stands for every rule; the rule errors of both sides are carried.
+func TestDiffInconclusive(t *testing.T) {
+	durs := spread(100, 0.01, 10)
+	cases := []struct {
+		name          string
+		before, after []string
+		failedBefore  string
+		failedAfter   string
+		resolved      int
+		new           int
+		inconclusive  int
+	}{
+		{"no errors", []string{"x", "y"}, []string{"z"}, "-", "-", 2, 1, 0},
+		{"x failed after", []string{"x", "y"}, []string{"z"}, "-", "x", 1, 1, 1},
+		{"z failed before", []string{"x"}, []string{"z"}, "z", "-", 1, 0, 1},
+		{"all failed after", []string{"x", "y"}, []string{"z"}, "-", "", 0, 1, 2},
+	}
+	for _, c := range cases {
+		b, a := diffSide(durs, 0.1, c.before...), diffSide(durs, 0.1, c.after...)
+		b.Traces[0].Input.Path, a.Traces[0].Input.Path = "before.json", "after.json"
+		if c.failedBefore != "-" {
+			b.RuleErrors = []RuleError{{Trace: "before.json", Rule: c.failedBefore, Message: "boom"}}
+		}
+		if c.failedAfter != "-" {
+			a.RuleErrors = []RuleError{{Trace: "after.json", Rule: c.failedAfter, Message: "boom"}}
+		}
+		d := Diff(b, a)
+		p := d.Pairs[0]
+		if len(p.Resolved) != c.resolved || len(p.New) != c.new || len(p.Inconclusive) != c.inconclusive {
+			t.Errorf("%s: resolved %d new %d inconclusive %d, want %d %d %d", c.name, len(p.Resolved), len(p.New), len(p.Inconclusive), c.resolved, c.new, c.inconclusive)
+		}
+		if want := len(b.RuleErrors) + len(a.RuleErrors); len(d.RuleErrors) != want {
+			t.Errorf("%s: %d rule errors carried, want %d", c.name, len(d.RuleErrors), want)
+		}
+	}
+}

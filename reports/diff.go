@@ -55,9 +55,10 @@ func diffMarkdown(d *engine.DiffResult, details bool) string {
 			fmt.Fprintf(&b, "> **Warning:** %s\n\n", mdText(w))
 		}
 		b.WriteString("**" + mdText(StepVerdictLine(p)) + "**\n\n")
-		findingList(&b, "Resolved", p.Resolved)
-		findingList(&b, "New", p.New)
-		findingList(&b, "Unchanged", p.Unchanged)
+		findingList(&b, "Resolved", "", p.Resolved)
+		findingList(&b, "New", "", p.New)
+		findingList(&b, "Unchanged", "", p.Unchanged)
+		findingList(&b, "Inconclusive", "On one side only, and their rule failed on the other side (see Rule errors): neither resolved nor new.", p.Inconclusive)
 		tableDiffMarkdown(&b, "Kernels", "total time per step", p.Kernels)
 		tableDiffMarkdown(&b, "Operators", "self CPU time per step", p.Ops)
 		var real, noise []engine.FactDelta
@@ -151,11 +152,14 @@ func StepVerdictLine(p engine.PairDiff) string {
 	return head + ": " + verdict
 }
 
-func findingList(b *strings.Builder, label string, fs []engine.FindingDelta) {
+func findingList(b *strings.Builder, label, note string, fs []engine.FindingDelta) {
 	if len(fs) == 0 {
 		return
 	}
 	fmt.Fprintf(b, "**%s findings**\n\n", label)
+	if note != "" {
+		b.WriteString(mdText(note) + "\n\n")
+	}
 	for _, f := range fs {
 		fmt.Fprintf(b, "- %s (%s): %s, impact %s → %s\n", mdCode(f.Rule), mdText(string(f.Severity)), mdText(f.Title), pctText(f.ImpactBefore), pctText(f.ImpactAfter))
 	}
@@ -278,6 +282,9 @@ func DiffText(w io.Writer, d *engine.DiffResult) error {
 			for _, f := range g.fs {
 				fmt.Fprintf(&b, "  %-9s %s (%s) %s -> %s\n", g.label, clean(f.Rule), clean(string(f.Severity)), pctText(f.ImpactBefore), pctText(f.ImpactAfter))
 			}
+		}
+		for _, f := range p.Inconclusive {
+			fmt.Fprintf(&b, "  not compared %s (%s) %s -> %s: the rule failed on the other side\n", clean(f.Rule), clean(string(f.Severity)), pctText(f.ImpactBefore), pctText(f.ImpactAfter))
 		}
 		n := 0
 		for _, fd := range p.Facts {
