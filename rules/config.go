@@ -74,6 +74,9 @@ func LoadConfigFile(path string) (*FileConfig, error) {
 	}
 	c.Path = path
 	for i, d := range c.Rules {
+		if strings.TrimSpace(d) == "" {
+			return nil, fmt.Errorf("parse config %s: rules: entry %d is empty; name a directory of rule files", path, i+1)
+		}
 		if !filepath.IsAbs(d) {
 			c.Rules[i] = filepath.Join(filepath.Dir(path), d)
 		}

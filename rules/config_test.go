@@ -158,3 +158,13 @@ func TestFactsSection(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigEmptyRulesDir: an empty rules: entry is refused (it would
+// name the config's own directory, or the config file itself).
+func TestConfigEmptyRulesDir(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "c.yaml")
+	os.WriteFile(p, []byte("rules: [\"\", \" \"]\n"), 0o644)
+	if _, err := LoadConfigFile(p); err == nil || !strings.Contains(err.Error(), "rules: entry 1 is empty") {
+		t.Errorf("err %v", err)
+	}
+}

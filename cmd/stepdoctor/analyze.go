@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/stepdoctor/stepdoctor/engine"
 	"github.com/stepdoctor/stepdoctor/engine/facts"
+	"github.com/stepdoctor/stepdoctor/engine/trace"
 	"github.com/stepdoctor/stepdoctor/internal/objstore"
 	"github.com/stepdoctor/stepdoctor/reports"
 	"github.com/stepdoctor/stepdoctor/rules"
@@ -74,7 +76,7 @@ It takes exactly one trace file.`,
 	c.Flags().StringVar(&fl.maxRegression, "max-regression", "10%", "with --baseline: the largest allowed slowdown of the median step time (and of each --regression-fact), e.g. 10% or 0.1; changes within both runs' noise band are not regressions")
 	c.Flags().StringArrayVar(&fl.regressionFact, "regression-fact", nil, "with --baseline: also gate on this fact leaf getting worse (repeatable), e.g. gpu_idle_ratio or step_time_us.p90; facts without a direction are refused")
 	c.Flags().StringVar(&fl.failOn, "fail-on", "", "exit 1 when a finding has this severity or higher: high, medium, low or info")
-	c.Flags().StringArrayVar(&fl.ruleDirs, "rules", nil, "load team rules (*.rego, *.yaml) from `DIR` as well (repeatable)")
+	addRulesFlag(c, &fl.ruleDirs)
 	c.Flags().BoolVar(&fl.failOnRuleError, "fail-on-rule-error", false, ruleErrorHelp)
 	addConfigFlag(c, &fl.config)
 	addStepMarkerFlag(c, &fl.stepMarker)
@@ -94,6 +96,9 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 		}
 		if err := checkRegressionFacts(fl.regressionFact); err != nil {
 			return usage(err)
+		}
+		if fl.baseline == "-" && slices.Contains(paths, "-") {
+			return usage(fmt.Errorf("parse paths: - (stdin) given for both the trace and --baseline; it can be read once"))
 		}
 	}
 	format, err := chooseFormat(reports.ForAnalyze, fl.format, objstore.Name(fl.out))
@@ -413,6 +418,11 @@ func checkBaseline(ctx context.Context, fl analyzeFlags, baseOpts engine.Options
 		return &exitError{2, fmt.Errorf("compare with baseline %s: no trace pairs up (%s)", fl.baseline, strings.Join(d.Unpaired, "; "))}
 	}
 	names := fl.regressionFact
+	for _, tr := range base.Traces {
+		if tr.Health.Repaired {
+			fmt.Fprintf(stderr, "warning: the baseline %s was repaired (%s): its figures may be partial\n", reports.TerminalText(tr.Input.Path), reports.TerminalText(repairs(tr.Health)))
+		}
+	}
 	if len(base.Traces) != len(res.Traces) {
 		fmt.Fprintf(stderr, "warning: the baseline has %d traces and this run %d; only traces with the same rank are compared\n", len(base.Traces), len(res.Traces))
 	}
@@ -433,6 +443,17 @@ func checkBaseline(ctx context.Context, fl analyzeFlags, baseOpts engine.Options
 		return &exitError{exitRegression, fmt.Errorf("regression over %s against %s: %s", strconv.FormatFloat(100*bound, 'g', 4, 64)+"%", fl.baseline, strings.Join(parts, "; "))}
 	}
 	return nil
+}
+
+// repairs lists the reasons of a trace's repairs, as "truncated, ...".
+func repairs(h trace.Health) string {
+	var why []string
+	for _, d := range h.Diagnostics {
+		if d.Kind == trace.DiagRepair {
+			why = append(why, d.Reason)
+		}
+	}
+	return strings.Join(why, ", ")
 }
 
 // checkRegressionFacts refuses a --regression-fact that is not a fact

@@ -18,6 +18,12 @@ func addConfigFlag(c *cobra.Command, path *string) {
 	c.Flags().StringVar(path, "config", "", configHelp)
 }
 
+// addRulesFlag adds --rules DIR (repeatable): team rule directories on
+// top of the configuration's.
+func addRulesFlag(c *cobra.Command, dirs *[]string) {
+	c.Flags().StringArrayVar(dirs, "rules", nil, "load team rules (*.rego, *.yaml) from `DIR` as well (repeatable)")
+}
+
 // teamConfig is the team configuration as every subcommand applies it:
 // the file given with --config, else .stepdoctor.yaml in the current
 // directory when there is one (file nil: none).

@@ -19,6 +19,7 @@ import (
 func diffCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	var out, format, config, stepMarker string
 	var failOnRuleError bool
+	var ruleDirs []string
 	var rf readFlags
 	c := &cobra.Command{
 		Use:   "diff BEFORE AFTER",
@@ -45,7 +46,7 @@ unchanged. Output as for analyze: terminal by default, -o FILE (` + reports.Exte
 				return &exitError{2, err}
 			}
 			// The rules compile beside the reading of BEFORE, once for both.
-			compiled := sync.OnceValues(func() (*rules.Set, error) { return cfg.rules(nil) })
+			compiled := sync.OnceValues(func() (*rules.Set, error) { return cfg.rules(ruleDirs) })
 			opts := engine.Options{LoadRules: compiled, Facts: fcfg, Stdin: stdin}
 			done := rf.watch(&opts, stderr)
 			d, err := diffPaths(cmd.Context(), args[0], args[1], opts)
@@ -57,7 +58,7 @@ unchanged. Output as for analyze: terminal by default, -o FILE (` + reports.Exte
 			for _, line := range ruleErrs {
 				fmt.Fprintf(stderr, "warning: %s\n", reports.TerminalText(line))
 			}
-			d.About = about(cmd.Context(), cfg, nil)
+			d.About = about(cmd.Context(), cfg, ruleDirs)
 			f, err := chooseFormat(reports.ForDiff, format, objstore.Name(out))
 			if err != nil {
 				return &exitError{2, err}
@@ -79,6 +80,7 @@ unchanged. Output as for analyze: terminal by default, -o FILE (` + reports.Exte
 	addStepMarkerFlag(c, &stepMarker)
 	addReadFlags(c, &rf)
 	c.Flags().BoolVar(&failOnRuleError, "fail-on-rule-error", false, ruleErrorHelp)
+	addRulesFlag(c, &ruleDirs)
 	c.Flags().StringVar(&format, "format", "", reports.FormatNames(reports.ForDiff)+" (overrides the -o extension)")
 	return c
 }

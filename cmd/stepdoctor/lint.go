@@ -49,7 +49,7 @@ Exit codes: 0 done; 1 a finding at or above --fail-on, or a failed rule with
 	}
 	c.Flags().StringVar(&fl.format, "format", "text", "output format: "+reports.FormatNames(reports.ForLint))
 	c.Flags().StringVar(&fl.failOn, "fail-on", "", "exit 1 when a finding has this severity or higher: high, medium, low or info")
-	c.Flags().StringArrayVar(&fl.ruleDirs, "rules", nil, "load team rules (*.rego, *.yaml) from `DIR` as well (repeatable)")
+	addRulesFlag(c, &fl.ruleDirs)
 	c.Flags().BoolVar(&fl.failOnRuleError, "fail-on-rule-error", false, ruleErrorHelp)
 	addConfigFlag(c, &fl.config)
 	return c

@@ -242,6 +242,19 @@ func TestDiffAndBaseline(t *testing.T) {
 			t.Errorf("%v: exit %d, stdout %.200q", args, code, stdout)
 		}
 	}
+	if code, _, stderr := runCLI(t, "analyze", "--baseline", "-", "-"); code != 2 || !strings.Contains(stderr, "can be read once") {
+		t.Errorf("--baseline - -: exit %d %s, want 2", code, stderr)
+	}
+	// A cut baseline is compared, with a warning that it was repaired.
+	raw, err := os.ReadFile(slow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(out, "cut.json")
+	os.WriteFile(cut, raw[:len(raw)/3], 0o644)
+	if _, _, stderr := runCLI(t, "analyze", "--baseline", cut, fast); !strings.Contains(stderr, "warning: the baseline "+cut+" was repaired (truncated") {
+		t.Errorf("cut baseline: no repair warning: %s", stderr)
+	}
 	report := filepath.Join(out, "reg.md")
 	if code, _, _ := runCLI(t, "analyze", "-o", report, "--baseline", fast, slow); code != 3 {
 		t.Errorf("regression with -o: exit %d, want 3", code)

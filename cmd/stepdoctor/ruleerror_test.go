@@ -184,6 +184,9 @@ finding contains f if {
 			t.Errorf("--format %s does not list the failed rules (want %q)", format, want)
 		}
 	}
+	if code, _, errs := runCLI(t, "diff", "--rules", team, a, b); code != 0 || strings.Count(errs, "warning: ") != 2 {
+		t.Errorf("--rules: exit %d, want 0 and two warnings: %s", code, errs)
+	}
 	if code, _, _ := runCLI(t, "diff", "--config", cfg, "--fail-on-rule-error", a, b); code != 1 {
 		t.Errorf("--fail-on-rule-error: exit %d, want 1", code)
 	}
