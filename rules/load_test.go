@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -251,5 +252,21 @@ func TestLoadSameDirTwice(t *testing.T) {
 	}
 	if len(twice.Rules()) != len(once.Rules()) {
 		t.Errorf("%d rules from the dir twice, %d once", len(twice.Rules()), len(once.Rules()))
+	}
+}
+
+// TestUniqueDirs: later paths to a directory already listed are dropped
+// (another spelling, a symlink); unreadable paths stay for the caller.
+func TestUniqueDirs(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Skip("skipping: no symlinks here:", err)
+	}
+	missing := filepath.Join(dir, "missing")
+	got := UniqueDirs([]string{dir, dir + "/.", link, missing, missing, ""})
+	want := []string{dir, missing, missing, ""}
+	if !slices.Equal(got, want) {
+		t.Errorf("UniqueDirs: %q, want %q", got, want)
 	}
 }

@@ -117,9 +117,7 @@ func Load(dirs ...string) (*Set, error) {
 		return nil, err
 	}
 	var skipped []string
-	var seen []os.FileInfo
-dirs:
-	for _, d := range dirs {
+	for _, d := range UniqueDirs(dirs) {
 		st, err := os.Stat(d)
 		switch {
 		case d == "":
@@ -129,12 +127,6 @@ dirs:
 		case !st.IsDir():
 			return nil, fmt.Errorf("read rules dir %s: not a directory", d)
 		}
-		for _, s := range seen {
-			if os.SameFile(s, st) {
-				continue dirs
-			}
-		}
-		seen = append(seen, st)
 		more, err := fsSources(os.DirFS(d), ".", d)
 		if err != nil {
 			return nil, fmt.Errorf("read rules dir %s: %w", d, err)
@@ -153,6 +145,27 @@ dirs:
 	}
 	s.skipped = skipped
 	return s, nil
+}
+
+// UniqueDirs returns dirs in order without repeats: a later path to the
+// same directory (os.SameFile: "team/.", a symlink) is dropped. Paths that
+// cannot be read stay, for the caller to report.
+func UniqueDirs(dirs []string) []string {
+	var out []string
+	var seen []os.FileInfo
+next:
+	for _, d := range dirs {
+		if st, err := os.Stat(d); err == nil && d != "" {
+			for _, s := range seen {
+				if os.SameFile(s, st) {
+					continue next
+				}
+			}
+			seen = append(seen, st)
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 // unwrapPath drops the *fs.PathError around err: the caller names the
@@ -198,8 +211,15 @@ func irregular(fsys fs.FS, name string, de fs.DirEntry) string {
 	if mode.IsRegular() {
 		return ""
 	}
-	if mode&fs.ModeNamedPipe != 0 {
+	switch {
+	case mode&fs.ModeNamedPipe != 0:
 		return "not a regular file: a named pipe"
+	case mode&fs.ModeCharDevice != 0:
+		return "not a regular file: a character device"
+	case mode&fs.ModeDevice != 0:
+		return "not a regular file: a device"
+	case mode&fs.ModeSocket != 0:
+		return "not a regular file: a socket"
 	}
 	return "not a regular file: mode " + mode.String()
 }

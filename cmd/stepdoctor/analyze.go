@@ -426,9 +426,22 @@ func checkBaseline(ctx context.Context, fl analyzeFlags, baseOpts engine.Options
 	if len(base.Traces) != len(res.Traces) {
 		fmt.Fprintf(stderr, "warning: the baseline has %d traces and this run %d; only traces with the same rank are compared\n", len(base.Traces), len(res.Traces))
 	}
+	stepped := map[string]bool{}
+	for _, tr := range slices.Concat(base.Traces, res.Traces) {
+		stepped[tr.Input.Path] = tr.Facts != nil && tr.Facts.HasSteps
+	}
 	for _, p := range d.Pairs {
 		if p.SpeedUp == nil {
-			return &exitError{2, fmt.Errorf("compare with baseline %s: %s or %s has no ProfilerStep spans, so step time cannot be compared; profile both with a schedule and prof.step()", fl.baseline, p.Before.Path, p.After.Path)}
+			var without []string
+			for _, path := range []string{p.Before.Path, p.After.Path} {
+				if !stepped[path] {
+					without = append(without, path)
+				}
+			}
+			if len(without) == 0 { // steps, but no positive median
+				without = []string{p.Before.Path, p.After.Path}
+			}
+			return &exitError{2, fmt.Errorf("compare with baseline %s: no step time in %s (no ProfilerStep spans), so step time cannot be compared; profile both with a schedule and prof.step()", fl.baseline, strings.Join(without, " nor "))}
 		}
 	}
 	regs := d.Regressions(names, bound)

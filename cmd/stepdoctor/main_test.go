@@ -245,6 +245,25 @@ func TestDiffAndBaseline(t *testing.T) {
 	if code, _, stderr := runCLI(t, "analyze", "--baseline", "-", "-"); code != 2 || !strings.Contains(stderr, "can be read once") {
 		t.Errorf("--baseline - -: exit %d %s, want 2", code, stderr)
 	}
+	// A baseline without steps is named as the side without them.
+	var doc map[string]any
+	rawFast, err := os.ReadFile(fast)
+	if err != nil || json.Unmarshal(rawFast, &doc) != nil {
+		t.Fatal("read", fast, err)
+	}
+	var kept []any
+	for _, e := range doc["traceEvents"].([]any) {
+		if name, _ := e.(map[string]any)["name"].(string); !strings.HasPrefix(name, "ProfilerStep#") {
+			kept = append(kept, e)
+		}
+	}
+	doc["traceEvents"] = kept
+	noSteps := filepath.Join(out, "nosteps.json")
+	b, _ := json.Marshal(doc)
+	os.WriteFile(noSteps, b, 0o644)
+	if code, _, stderr := runCLI(t, "analyze", "--baseline", noSteps, slow); code != 2 || !strings.Contains(stderr, "no step time in "+noSteps+" (no ProfilerStep spans)") {
+		t.Errorf("stepless baseline: exit %d %s, want 2 naming %s alone", code, stderr, noSteps)
+	}
 	// A cut baseline is compared, with a warning that it was repaired.
 	raw, err := os.ReadFile(slow)
 	if err != nil {

@@ -51,7 +51,9 @@ func about(ctx context.Context, cfg teamConfig, ruleDirs []string) *engine.About
 		a.Config = cfg.file.Path
 		a.RuleDirs = append(a.RuleDirs, cfg.file.Rules...)
 	}
-	a.RuleDirs = append(a.RuleDirs, ruleDirs...)
+	if dirs := rules.UniqueDirs(append(a.RuleDirs, ruleDirs...)); dirs != nil {
+		a.RuleDirs = dirs // as read: a directory named twice once
+	}
 	return a
 }
 
