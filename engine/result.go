@@ -31,6 +31,9 @@ type Result struct {
 	RuleErrors []RuleError `json:"rule_errors,omitempty"`
 	// About says what made the report (set by the CLI; nil in tests).
 	About *About `json:"-"`
+	// Baseline is the comparison with analyze --baseline OLD, set before
+	// the report is written; nil without --baseline.
+	Baseline *Baseline `json:"baseline,omitempty"`
 }
 
 // RuleError is one rule that failed (a runtime error, a timeout, a
@@ -84,4 +87,30 @@ type TraceResult struct {
 	Findings     []rules.Finding      `json:"findings"`      // ranked, most important first
 	NotEvaluated []rules.NotEvaluated `json:"not_evaluated"` // rules whose required facts are null
 	Health       trace.Health         `json:"health"`
+}
+
+// Baseline is the comparison of a run with a baseline run (analyze
+// --baseline): per trace pair the step-time verdict and the regressions
+// beyond the bound.
+type Baseline struct {
+	Path          string         `json:"path"`           // the baseline, as given
+	MaxRegression float64        `json:"max_regression"` // the bound, relative (0.1 = 10%)
+	Pairs         []BaselinePair `json:"pairs"`
+}
+
+// BaselinePair is one trace compared with its baseline trace.
+type BaselinePair struct {
+	Baseline string   `json:"baseline"` // the baseline's trace
+	Trace    string   `json:"trace"`    // this run's trace
+	Warnings []string `json:"warnings"` // why the two may not be comparable (PairDiff.Warnings)
+	// Verdict is the step-time comparison in words (median step time
+	// before and after, steps, trimmed means, faster / slower / within
+	// noise / too few steps).
+	Verdict string `json:"verdict"`
+	// SpeedUp is median step time baseline / this run (> 1 is faster), per
+	// sample when the batch sizes differ; nil without steps on a side.
+	SpeedUp *float64 `json:"speed_up"`
+	// Regressions are the gated facts that got worse beyond the bound and
+	// the noise: "step_time_us.p50 regressed 175.1%".
+	Regressions []string `json:"regressions"`
 }

@@ -111,9 +111,14 @@ func gpuTraining() *engine.Result {
 	return &engine.Result{
 		SchemaVersion: engine.ResultSchemaVersion,
 		About: &engine.About{
-			Command:  "stepdoctor analyze --rules team-rules -o report.md log/run1/",
+			Command:  "stepdoctor analyze --rules team-rules --baseline log/run0/ -o report.md log/run1/",
 			RulePack: "builtin sha256:0123456789ab", RuleDirs: []string{"team-rules"}, Config: ".stepdoctor.yaml",
 		},
+		Baseline: &engine.Baseline{Path: "log/run0/", MaxRegression: 0.1, Pairs: []engine.BaselinePair{{
+			Baseline: "log/run0/worker0.1712340000.pt.trace.json.gz", Trace: "log/run1/worker0.1712345678.pt.trace.json.gz", Warnings: []string{},
+			Verdict: "Median step time 71.30 ms → 66.01 ms (8 → 8 steps; trimmed mean 71.42 ms → 66.20 ms): 1.08x faster (noise ±2.1%)",
+			SpeedUp: f64(1.08), Regressions: []string{},
+		}}},
 		Traces: []*engine.TraceResult{{
 			Input: engine.Input{Path: "log/run1/worker0.1712345678.pt.trace.json.gz", Bytes: 48234112, Compressed: true},
 			Facts: f,
@@ -322,7 +327,11 @@ func hostile() *engine.Result {
 			{Kind: trace.DiagKind(xssImg), Reason: evil, Message: evil, Offset: 3, Count: 1},
 		}},
 	}
-	return &engine.Result{SchemaVersion: 1, Traces: []*engine.TraceResult{tr, tr}}
+	return &engine.Result{SchemaVersion: 1, Traces: []*engine.TraceResult{tr, tr}, Baseline: &engine.Baseline{
+		Path: "base/" + evil, MaxRegression: 0.1, Pairs: []engine.BaselinePair{{
+			Baseline: evil, Trace: tr.Input.Path, Warnings: []string{evil}, Verdict: evil, Regressions: []string{evil},
+		}},
+	}}
 }
 
 // huge is far larger than a PR comment allows: many ranks, each with many

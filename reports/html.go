@@ -46,6 +46,8 @@ type htmlPage struct {
 	// RuleErrors are the failed rules; RuleErrorsHeading introduces them.
 	RuleErrors        []ruleErrorView
 	RuleErrorsHeading string
+	// Baseline is the --baseline comparison, or nil.
+	Baseline *baselineView
 	// Docs, when several traces are shown, holds each rule doc once; the
 	// findings link to it (DocRef) instead of repeating it per rank.
 	Docs []htmlDoc
@@ -134,7 +136,7 @@ func HTML(w io.Writer, r *engine.Result) error {
 	}
 	foc := focusRanks(r, rankTable(r))
 	views := shownViews(buildViews(r), foc)
-	page := htmlPage{Many: len(views) > 1 || foc.Hidden > 0, Ranks: foc.Rows, RanksTotal: len(foc.Rows) + foc.Hidden, RanksHidden: foc.HiddenLine(), Notes: r.Notes, Skipped: r.Skipped, About: buildAbout(r.About), RuleErrors: ruleErrorViews(r)}
+	page := htmlPage{Many: len(views) > 1 || foc.Hidden > 0, Ranks: foc.Rows, RanksTotal: len(foc.Rows) + foc.Hidden, RanksHidden: foc.HiddenLine(), Notes: r.Notes, Skipped: r.Skipped, About: buildAbout(r.About), RuleErrors: ruleErrorViews(r), Baseline: buildBaseline(r)}
 	page.RuleErrorsHeading = ruleErrorsHeading(len(page.RuleErrors))
 	docSeen := map[string]bool{}
 	for _, v := range views {

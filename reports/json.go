@@ -28,6 +28,8 @@ type jsonReport struct {
 	Skipped             []engine.Skipped `json:"skipped"`
 	Notes               []string         `json:"notes"`
 	RuleErrors          []jsonRuleError  `json:"rule_errors"`
+	// Baseline is the --baseline comparison; absent without one.
+	Baseline *engine.Baseline `json:"baseline,omitempty"`
 }
 
 // jsonRuleError is one rule that failed on one trace (engine.RuleError).
@@ -163,6 +165,7 @@ func JSON(w io.Writer, r *engine.Result) error {
 		Skipped:             append([]engine.Skipped{}, r.Skipped...),
 		Notes:               append([]string{}, r.Notes...),
 		RuleErrors:          []jsonRuleError{},
+		Baseline:            r.Baseline,
 	}
 	for _, e := range ruleErrorViews(r) {
 		doc.RuleErrors = append(doc.RuleErrors, jsonRuleError{Trace: e.Trace, Rule: e.Rule, Source: e.Source, Message: e.Message})

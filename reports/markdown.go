@@ -60,7 +60,7 @@ func Markdown(w io.Writer, r *engine.Result) error {
 	limit := MarkdownLimit - len(about.markdownFooter(""))
 	var out string
 	for i, lim := range mdLevels {
-		out = renderMarkdown(views, foc, r.Notes, r.Skipped, ruleErrorViews(r), lim, i > 0)
+		out = renderMarkdown(views, foc, r.Notes, buildBaseline(r), r.Skipped, ruleErrorViews(r), lim, i > 0)
 		if len(out) <= limit {
 			break
 		}
@@ -86,12 +86,13 @@ func cutMarkdown(s string, max int) string {
 	return s[:cut] + note
 }
 
-func renderMarkdown(views []traceView, foc rankFocus, notes []string, skipped []engine.Skipped, ruleErrs []ruleErrorView, lim mdLimits, reduced bool) string {
+func renderMarkdown(views []traceView, foc rankFocus, notes []string, base *baselineView, skipped []engine.Skipped, ruleErrs []ruleErrorView, lim mdLimits, reduced bool) string {
 	var b strings.Builder
 	b.WriteString("# stepdoctor report\n\n")
 	for _, n := range notes {
 		fmt.Fprintf(&b, "> **Note:** %s\n\n", mdText(n))
 	}
+	baselineMarkdown(&b, base)
 	if len(skipped) > 0 {
 		fmt.Fprintf(&b, "> [!WARNING]\n> %d input file(s) were skipped and are not in this report:\n", len(skipped))
 		for _, sk := range skipped {
@@ -670,6 +671,24 @@ func ruleErrorsMarkdown(b *strings.Builder, ruleErrs []ruleErrorView) {
 			continue
 		}
 		fmt.Fprintf(b, "- %s (%s) on %s: %s\n", mdCode(e.Rule), mdText(e.Source), mdText(e.Trace), mdText(e.Message))
+	}
+	b.WriteString("\n")
+}
+
+// baselineMarkdown writes the --baseline comparison, when there is one.
+func baselineMarkdown(b *strings.Builder, v *baselineView) {
+	if v == nil {
+		return
+	}
+	fmt.Fprintf(b, "## Baseline\n\n%s\n\n", mdText(v.Heading))
+	for _, p := range v.Pairs {
+		fmt.Fprintf(b, "- **%s**: %s\n", mdText(p.Title), mdText(p.Verdict))
+		for _, w := range p.Warnings {
+			fmt.Fprintf(b, "  - Warning: %s\n", mdText(w))
+		}
+		for _, r := range p.Regressions {
+			fmt.Fprintf(b, "  - **Regression:** %s\n", mdText(r))
+		}
 	}
 	b.WriteString("\n")
 }

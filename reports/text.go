@@ -55,6 +55,19 @@ func Text(w io.Writer, r *engine.Result, t Terminal) error {
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "note: %s\n", clean(n))
 	}
+	if v := buildBaseline(r); v != nil {
+		fmt.Fprintf(&b, "%s\n", clean(v.Heading))
+		for _, p := range v.Pairs {
+			fmt.Fprintf(&b, "  %s: %s\n", clean(p.Title), clean(p.Verdict))
+			for _, w := range p.Warnings {
+				fmt.Fprintf(&b, "    warning: %s\n", clean(w))
+			}
+			for _, reg := range p.Regressions {
+				fmt.Fprintf(&b, "    %s %s\n", st(ansiRed+ansiBold, "regression"), clean(reg))
+			}
+		}
+		b.WriteString("\n")
+	}
 	for _, sk := range r.Skipped {
 		fmt.Fprintf(&b, "%s %s: %s\n", st(ansiBold, "skipped"), clean(sk.Path), clean(sk.Reason))
 	}

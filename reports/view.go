@@ -683,3 +683,40 @@ func stepsLabel(f *facts.Facts) string {
 	}
 	return label
 }
+
+// baselineView is the --baseline comparison as every report shows it (raw
+// strings; each renderer escapes them); nil without --baseline.
+type baselineView struct {
+	Heading   string // "Compared with the baseline OLD (regression bound 10%): ..."
+	Regressed bool
+	Pairs     []baselinePairView
+}
+
+type baselinePairView struct {
+	Title       string // "TRACE against BASELINE TRACE"
+	Warnings    []string
+	Verdict     string
+	Regressions []string
+}
+
+// buildBaseline lays out r.Baseline, or returns nil.
+func buildBaseline(r *engine.Result) *baselineView {
+	b := r.Baseline
+	if b == nil {
+		return nil
+	}
+	v := &baselineView{}
+	n := 0
+	for _, p := range b.Pairs {
+		n += len(p.Regressions)
+		v.Pairs = append(v.Pairs, baselinePairView{Title: p.Trace + " against " + p.Baseline, Warnings: p.Warnings, Verdict: p.Verdict, Regressions: p.Regressions})
+	}
+	v.Regressed = n > 0
+	bound := strconv.FormatFloat(100*b.MaxRegression, 'g', 4, 64) + "%"
+	if v.Regressed {
+		v.Heading = fmt.Sprintf("Compared with the baseline %s: %d regression(s) over the %s bound.", b.Path, n, bound)
+	} else {
+		v.Heading = fmt.Sprintf("Compared with the baseline %s: no regression over the %s bound.", b.Path, bound)
+	}
+	return v
+}

@@ -445,8 +445,18 @@ func checkBaseline(ctx context.Context, fl analyzeFlags, baseOpts engine.Options
 		}
 	}
 	regs := d.Regressions(names, bound)
-	for _, p := range d.Pairs {
-		fl.read.say(stderr, "baseline %s: %s\n", p.Before.Path, baselineLine(p))
+	res.Baseline = &engine.Baseline{Path: fl.baseline, MaxRegression: bound, Pairs: []engine.BaselinePair{}}
+	for i, p := range d.Pairs {
+		if fl.out != "" { // the report on stdout has it
+			fl.read.say(stderr, "baseline %s: %s\n", p.Before.Path, baselineLine(p))
+		}
+		bp := engine.BaselinePair{Baseline: p.Before.Path, Trace: p.After.Path, Warnings: append([]string{}, p.Warnings...), Verdict: reports.StepVerdictLine(p), SpeedUp: p.SpeedUp, Regressions: []string{}}
+		for _, r := range regs {
+			if r.Pair == i {
+				bp.Regressions = append(bp.Regressions, r.String())
+			}
+		}
+		res.Baseline.Pairs = append(res.Baseline.Pairs, bp)
 	}
 	if len(regs) > 0 {
 		var parts []string

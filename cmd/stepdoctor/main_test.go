@@ -187,9 +187,33 @@ func TestDiffAndBaseline(t *testing.T) {
 	}
 	// Current run slower than the baseline by 175%: exit 3 (a regression,
 	// not a finding) naming the median step time.
-	code, _, stderr = runCLI(t, "analyze", "--baseline", fast, "--max-regression", "10%", slow)
-	if code != 3 || !strings.Contains(stderr, "step_time_us.p50 regressed 175.1%") || !strings.Contains(stderr, "5 → 5 steps") {
+	code, stdout, stderr = runCLI(t, "analyze", "--baseline", fast, "--max-regression", "10%", slow)
+	if code != 3 || !strings.Contains(stderr, "step_time_us.p50 regressed 175.1%") || !strings.Contains(stdout, "5 → 5 steps") {
 		t.Errorf("regression: exit %d %s", code, stderr)
+	}
+	// Every report carries the comparison (a CI comment shows why the job
+	// exited 3); with -o, stderr has the verdict too.
+	dirOut := t.TempDir()
+	for format, want := range map[string][]string{
+		"md":   {"## Baseline", "1 regression(s) over the 10% bound", "**Regression:** step\\_time\\_us.p50 regressed 175.1%"},
+		"html": {"<h2>Baseline</h2>", "<strong>Regression:</strong> step_time_us.p50 regressed 175.1%"},
+		"json": {`"baseline": {`, `"regressions": [`, `"max_regression": 0.1`},
+		"txt":  {"Compared with the baseline", "regression step_time_us.p50 regressed 175.1%"},
+	} {
+		report := filepath.Join(dirOut, "r."+format)
+		code, _, stderr := runCLI(t, "analyze", "--baseline", fast, "-o", report, slow)
+		body, _ := os.ReadFile(report)
+		for _, w := range want {
+			if code != 3 || !strings.Contains(string(body), w) {
+				t.Errorf("-o r.%s: exit %d, report lacks %q", format, code, w)
+			}
+		}
+		if !strings.Contains(stderr, "5 → 5 steps") {
+			t.Errorf("-o r.%s: no verdict on stderr: %s", format, stderr)
+		}
+	}
+	if _, out, _ := runCLI(t, "analyze", "--format", "json", slow); strings.Contains(out, `"baseline"`) {
+		t.Errorf("a report without --baseline has a baseline")
 	}
 	if code, _, stderr := runCLI(t, "analyze", "--baseline", slow, "--max-regression", "10%", fast); code != 0 {
 		t.Errorf("improvement: exit %d %s", code, stderr)
