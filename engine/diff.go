@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/stepdoctor/stepdoctor/engine/facts"
 	"github.com/stepdoctor/stepdoctor/rules"
@@ -259,8 +261,13 @@ func delta(f *rules.Finding, before, after float64) FindingDelta {
 // Regression is a fact that got worse by more than the allowed bound.
 type Regression struct {
 	Pair   int     // index into DiffResult.Pairs
-	Fact   string  // a fact leaf, or StepTimeGate
-	Change float64 // relative change in the worse direction (0.12 = 12% worse)
+	Fact   string  // a fact leaf ("... per sample" when divided by the batch sizes), or StepTimeGate
+	Change float64 // relative change in the worse direction (0.12 = 12% worse); +Inf from 0
+	// Before and After are the fact's values (per sample when so named),
+	// in Unit; absent (Unit "") for the step-time gate, whose verdict line
+	// gives them.
+	Before, After float64
+	Unit          string
 }
 
 // StepTimeGate names the step-time comparison among regressions: the
@@ -269,7 +276,38 @@ type Regression struct {
 const StepTimeGate = "step_time_us.p50"
 
 func (r Regression) String() string {
-	return fmt.Sprintf("%s regressed %.1f%%", r.Fact, 100*r.Change)
+	if r.Unit == "" {
+		return fmt.Sprintf("%s regressed %.1f%%", r.Fact, 100*r.Change)
+	}
+	v := func(x float64) string {
+		if r.Unit == string(facts.UnitRatio) {
+			return fmt.Sprintf("%.1f%%", 100*x)
+		}
+		return strconv.FormatFloat(x, 'g', 4, 64) + unitSuffix(r.Unit)
+	}
+	if math.IsInf(r.Change, 1) {
+		return fmt.Sprintf("%s regressed from 0 to %s", r.Fact, v(r.After))
+	}
+	return fmt.Sprintf("%s regressed %.1f%% (%s → %s)", r.Fact, 100*r.Change, v(r.Before), v(r.After))
+}
+
+// unitSuffix is how a value of unit u is written after the number.
+func unitSuffix(u string) string {
+	switch facts.Unit(u) {
+	case facts.UnitUS, facts.UnitStatsUS:
+		return " us"
+	case facts.UnitBytes:
+		return " B"
+	case facts.UnitBytesPerStep:
+		return " B per step"
+	case facts.UnitPerStep:
+		return " per step"
+	case facts.UnitPerMS:
+		return " per ms"
+	case facts.UnitFLOPS:
+		return " FLOP/s"
+	}
+	return ""
 }
 
 // Regressions lists, per pair, a step-time slowdown (StepTimeGate, always
@@ -290,11 +328,27 @@ func (d *DiffResult) Regressions(names []string, bound float64) []Regression {
 			}
 		}
 		for _, fd := range p.Facts {
-			if fd.Name == StepTimeGate || !contains(names, fd.Name) || fd.Rel == nil || !fd.Worse || fd.Noise {
+			if fd.Name == StepTimeGate || !contains(names, fd.Name) || fd.Abs == nil {
 				continue
 			}
-			if change := math.Abs(*fd.Rel); change > bound {
-				out = append(out, Regression{Pair: i, Fact: fd.Name, Change: change})
+			r := Regression{Pair: i, Fact: fd.Name, Before: *fd.Before, After: *fd.After, Unit: fd.Unit, Change: math.Inf(1)}
+			if c := p.Steps; c != nil && c.PerSample && strings.HasPrefix(fd.Name, "step_time_us.") {
+				// The step time of another batch size, compared per sample
+				// as the gate is, beyond the same noise band.
+				r.Fact += " per sample"
+				r.Before /= float64(*c.Before.BatchSize)
+				r.After /= float64(*c.After.BatchSize)
+				if r.After <= r.Before*(1+p.Noise) {
+					continue
+				}
+			} else if !fd.Worse || fd.Noise {
+				continue
+			}
+			if r.Before != 0 {
+				r.Change = math.Abs(r.After-r.Before) / math.Abs(r.Before)
+			}
+			if r.Change > bound {
+				out = append(out, r)
 			}
 		}
 	}

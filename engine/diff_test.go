@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stepdoctor/stepdoctor/engine/facts"
@@ -140,5 +141,32 @@ func TestDiffInconclusive(t *testing.T) {
 		if want := len(b.RuleErrors) + len(a.RuleErrors); len(d.RuleErrors) != want {
 			t.Errorf("%s: %d rule errors carried, want %d", c.name, len(d.RuleErrors), want)
 		}
+	}
+}
+
+// TestRegressionsFromZeroAndPerSample: a gated fact that was 0 and grew is
+// a regression (from 0 to its value), and with other batch sizes the
+// step-time leaves are compared per sample, as the gate is.
+func TestRegressionsFromZeroAndPerSample(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	b32, b64 := int64(32), int64(64)
+	d := &DiffResult{Pairs: []PairDiff{{
+		Noise: 0.01,
+		Steps: &StepComparison{PerSample: true, Before: StepSide{BatchSize: &b64}, After: StepSide{BatchSize: &b32}},
+		Facts: []FactDelta{
+			{Name: "sync_per_step", Unit: "per_step", Before: f(0), After: f(3), Abs: f(3), Worse: true},
+			// Raw p90 fell 26.0 -> 20.0 ms, but per sample it rose 0.41 -> 0.62 ms.
+			{Name: "step_time_us.p90", Unit: "stats_us", Before: f(26000), After: f(20000), Abs: f(-6000), Rel: f(-0.23)},
+			{Name: "gpu_idle_ratio", Unit: "ratio", Before: f(0.5), After: f(0.4), Abs: f(-0.1), Rel: f(-0.2)},
+		},
+	}}}
+	regs := d.Regressions([]string{"sync_per_step", "step_time_us.p90", "gpu_idle_ratio"}, 0.1)
+	var got []string
+	for _, r := range regs {
+		got = append(got, r.String())
+	}
+	want := []string{"sync_per_step regressed from 0 to 3 per step", "step_time_us.p90 per sample regressed 53.8% (406.2 us → 625 us)"}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("regressions %q, want %q", got, want)
 	}
 }
