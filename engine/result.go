@@ -102,6 +102,7 @@ type Baseline struct {
 type BaselinePair struct {
 	Baseline string   `json:"baseline"` // the baseline's trace
 	Trace    string   `json:"trace"`    // this run's trace
+	Rank     *int64   `json:"rank"`     // the rank both are, when ranks paired them
 	Warnings []string `json:"warnings"` // why the two may not be comparable (PairDiff.Warnings)
 	// Verdict is the step-time comparison in words (median step time
 	// before and after, steps, trimmed means, faster / slower / within

@@ -690,5 +690,8 @@ func baselineMarkdown(b *strings.Builder, v *baselineView) {
 			fmt.Fprintf(b, "  - **Regression:** %s\n", mdText(r))
 		}
 	}
+	if v.HiddenLine != "" {
+		fmt.Fprintf(b, "- %s\n", mdText(v.HiddenLine))
+	}
 	b.WriteString("\n")
 }

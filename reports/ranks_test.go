@@ -1,8 +1,10 @@
 package reports
 
 import (
+	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -139,5 +141,38 @@ func TestManyRanksShowOutliers(t *testing.T) {
 	small := string(render(t, Markdown, manyRanksResult(manyRanks)))
 	if strings.Contains(small, "more ranks") || strings.Count(small, "\n## Trace ") != manyRanks {
 		t.Errorf("%d ranks: want every rank shown", manyRanks)
+	}
+}
+
+// TestBaselineViewManyPairs: above manyRanks pairs only the flagged ones
+// are listed, in rank order, and the rest counted; at or below it every
+// pair is listed.
+func TestBaselineViewManyPairs(t *testing.T) {
+	mk := func(n int, flagged ...int) *engine.Result {
+		b := &engine.Baseline{Path: "old", MaxRegression: 0.1}
+		for i := n - 1; i >= 0; i-- { // out of rank order
+			r := int64(i)
+			p := engine.BaselinePair{Baseline: fmt.Sprintf("old/%d", i), Trace: fmt.Sprintf("new/%d", i), Rank: &r, Verdict: "within noise"}
+			if slices.Contains(flagged, i) {
+				p.Regressions = []string{"step_time_us.p50 regressed 20.0%"}
+			}
+			b.Pairs = append(b.Pairs, p)
+		}
+		return &engine.Result{Baseline: b}
+	}
+	v := buildBaseline(mk(40, 29, 3, 17))
+	var titles []string
+	for _, p := range v.Pairs {
+		titles = append(titles, p.Title)
+	}
+	want := []string{"rank 3: new/3 against old/3", "rank 17: new/17 against old/17", "rank 29: new/29 against old/29"}
+	if !slices.Equal(titles, want) || v.Hidden != 37 || !strings.HasPrefix(v.HiddenLine, "37 more pair(s) not listed") || !v.Regressed {
+		t.Errorf("40 pairs: %q, hidden %d %q", titles, v.Hidden, v.HiddenLine)
+	}
+	if v := buildBaseline(mk(manyRanks)); len(v.Pairs) != manyRanks || v.Hidden != 0 || v.Regressed {
+		t.Errorf("%d pairs: %d listed, %d hidden", manyRanks, len(v.Pairs), v.Hidden)
+	}
+	if buildBaseline(&engine.Result{}) != nil {
+		t.Error("a view without --baseline")
 	}
 }

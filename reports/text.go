@@ -66,6 +66,9 @@ func Text(w io.Writer, r *engine.Result, t Terminal) error {
 				fmt.Fprintf(&b, "    %s %s\n", st(ansiRed+ansiBold, "regression"), clean(reg))
 			}
 		}
+		if v.HiddenLine != "" {
+			fmt.Fprintf(&b, "  %s\n", clean(v.HiddenLine))
+		}
 		b.WriteString("\n")
 	}
 	for _, sk := range r.Skipped {

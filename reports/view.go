@@ -1,10 +1,12 @@
 package reports
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -687,9 +689,24 @@ func stepsLabel(f *facts.Facts) string {
 // baselineView is the --baseline comparison as every report shows it (raw
 // strings; each renderer escapes them); nil without --baseline.
 type baselineView struct {
-	Heading   string // "Compared with the baseline OLD (regression bound 10%): ..."
+	Heading   string // "Compared with the baseline OLD: ..."
 	Regressed bool
 	Pairs     []baselinePairView
+	// Hidden counts the pairs not listed (above manyRanks pairs);
+	// HiddenLine says so.
+	Hidden     int
+	HiddenLine string
+}
+
+// countFlagged counts the pairs with a regression or a warning.
+func countFlagged(pairs []engine.BaselinePair) int {
+	n := 0
+	for _, p := range pairs {
+		if len(p.Regressions)+len(p.Warnings) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 type baselinePairView struct {
@@ -706,10 +723,33 @@ func buildBaseline(r *engine.Result) *baselineView {
 		return nil
 	}
 	v := &baselineView{}
+	pairs := slices.Clone(b.Pairs)
+	slices.SortStableFunc(pairs, func(x, y engine.BaselinePair) int {
+		if x.Rank == nil || y.Rank == nil {
+			return 0
+		}
+		return cmp.Compare(*x.Rank, *y.Rank)
+	})
 	n := 0
-	for _, p := range b.Pairs {
+	for _, p := range pairs {
 		n += len(p.Regressions)
-		v.Pairs = append(v.Pairs, baselinePairView{Title: p.Trace + " against " + p.Baseline, Warnings: p.Warnings, Verdict: p.Verdict, Regressions: p.Regressions})
+	}
+	// Above manyRanks pairs only those with a regression or a warning are
+	// listed (up to manyRanks), and the others counted.
+	many := len(pairs) > manyRanks
+	for _, p := range pairs {
+		if many && (len(v.Pairs) == manyRanks || len(p.Regressions)+len(p.Warnings) == 0) {
+			v.Hidden++
+			continue
+		}
+		title := p.Trace + " against " + p.Baseline
+		if p.Rank != nil {
+			title = fmt.Sprintf("rank %d: %s", *p.Rank, title)
+		}
+		v.Pairs = append(v.Pairs, baselinePairView{Title: title, Warnings: p.Warnings, Verdict: p.Verdict, Regressions: p.Regressions})
+	}
+	if v.Hidden > 0 {
+		v.HiddenLine = fmt.Sprintf("%d more pair(s) not listed: %d of %d pairs have no regression and no warning (the JSON report lists every pair).", v.Hidden, len(pairs)-countFlagged(pairs), len(pairs))
 	}
 	v.Regressed = n > 0
 	bound := strconv.FormatFloat(100*b.MaxRegression, 'g', 4, 64) + "%"

@@ -450,7 +450,7 @@ func checkBaseline(ctx context.Context, fl analyzeFlags, baseOpts engine.Options
 		if fl.out != "" { // the report on stdout has it
 			fl.read.say(stderr, "baseline %s: %s\n", p.Before.Path, baselineLine(p))
 		}
-		bp := engine.BaselinePair{Baseline: p.Before.Path, Trace: p.After.Path, Warnings: append([]string{}, p.Warnings...), Verdict: reports.StepVerdictLine(p), SpeedUp: p.SpeedUp, Regressions: []string{}}
+		bp := engine.BaselinePair{Baseline: p.Before.Path, Trace: p.After.Path, Rank: p.Rank, Warnings: append([]string{}, p.Warnings...), Verdict: reports.StepVerdictLine(p), SpeedUp: p.SpeedUp, Regressions: []string{}}
 		for _, r := range regs {
 			if r.Pair == i {
 				bp.Regressions = append(bp.Regressions, r.String())
@@ -460,8 +460,11 @@ func checkBaseline(ctx context.Context, fl analyzeFlags, baseOpts engine.Options
 	}
 	if len(regs) > 0 {
 		var parts []string
-		for _, r := range regs {
+		for _, r := range regs[:min(len(regs), maxRegressionsShown)] {
 			parts = append(parts, fmt.Sprintf("%s: %s", d.Pairs[r.Pair].After.Path, r))
+		}
+		if n := len(regs) - maxRegressionsShown; n > 0 {
+			parts = append(parts, fmt.Sprintf("and %d more (the report lists them)", n))
 		}
 		return &exitError{exitRegression, fmt.Errorf("regression over %s against %s: %s", strconv.FormatFloat(100*bound, 'g', 4, 64)+"%", fl.baseline, strings.Join(parts, "; "))}
 	}
@@ -478,6 +481,9 @@ func repairs(h trace.Health) string {
 	}
 	return strings.Join(why, ", ")
 }
+
+// maxRegressionsShown bounds the regressions the exit-3 message names.
+const maxRegressionsShown = 5
 
 // checkRegressionFacts refuses a --regression-fact that is not a fact
 // leaf with a direction (one that can get worse).
