@@ -107,8 +107,13 @@ func Diff(before, after *Result) *DiffResult {
 	pairs, unpaired := pairTraces(before.Traces, after.Traces)
 	d.Unpaired = unpaired
 	failed := failedRules(d.RuleErrors)
+	byRank := len(before.Traces) > 1 || len(after.Traces) > 1
 	for _, p := range pairs {
-		d.Pairs = append(d.Pairs, diffPair(p[0], p[1], failed[p[0].Input.Path], failed[p[1].Input.Path]))
+		pd := diffPair(p[0], p[1], failed[p[0].Input.Path], failed[p[1].Input.Path])
+		if byRank && (p[0].RankSource == RankFromInputOrder || p[1].RankSource == RankFromInputOrder) {
+			pd.Warnings = append(pd.Warnings, "paired by input order: the traces have no rank identity (distinct distributedInfo ranks or rank numbers in their names), so this may not be the same rank")
+		}
+		d.Pairs = append(d.Pairs, pd)
 	}
 	return d
 }

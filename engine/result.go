@@ -96,6 +96,9 @@ type Baseline struct {
 	Path          string         `json:"path"`           // the baseline, as given
 	MaxRegression float64        `json:"max_regression"` // the bound, relative (0.1 = 10%)
 	Pairs         []BaselinePair `json:"pairs"`
+	// Unpaired are the traces of either side without a trace of the same
+	// rank on the other ("before: PATH", "after: PATH"): not gated.
+	Unpaired []string `json:"unpaired"`
 }
 
 // BaselinePair is one trace compared with its baseline trace.

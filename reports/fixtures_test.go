@@ -118,7 +118,7 @@ func gpuTraining() *engine.Result {
 			Baseline: "log/run0/worker0.1712340000.pt.trace.json.gz", Trace: "log/run1/worker0.1712345678.pt.trace.json.gz", Warnings: []string{},
 			Verdict: "Median step time 71.30 ms → 66.01 ms (8 → 8 steps; trimmed mean 71.42 ms → 66.20 ms): 1.08x faster (noise ±2.1%)",
 			SpeedUp: f64(1.08), Regressions: []string{},
-		}}},
+		}}, Unpaired: []string{}},
 		Traces: []*engine.TraceResult{{
 			Input: engine.Input{Path: "log/run1/worker0.1712345678.pt.trace.json.gz", Bytes: 48234112, Compressed: true},
 			Facts: f,

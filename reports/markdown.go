@@ -693,5 +693,8 @@ func baselineMarkdown(b *strings.Builder, v *baselineView) {
 	if v.HiddenLine != "" {
 		fmt.Fprintf(b, "- %s\n", mdText(v.HiddenLine))
 	}
+	if v.Unpaired != "" {
+		fmt.Fprintf(b, "- **Not compared:** %s\n", mdText(v.Unpaired))
+	}
 	b.WriteString("\n")
 }

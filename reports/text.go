@@ -69,6 +69,9 @@ func Text(w io.Writer, r *engine.Result, t Terminal) error {
 		if v.HiddenLine != "" {
 			fmt.Fprintf(&b, "  %s\n", clean(v.HiddenLine))
 		}
+		if v.Unpaired != "" {
+			fmt.Fprintf(&b, "  %s %s\n", st(ansiBold, "not compared:"), clean(v.Unpaired))
+		}
 		b.WriteString("\n")
 	}
 	for _, sk := range r.Skipped {

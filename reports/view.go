@@ -696,6 +696,9 @@ type baselineView struct {
 	// HiddenLine says so.
 	Hidden     int
 	HiddenLine string
+	// Unpaired says which traces had no counterpart, so were not gated
+	// ("" when all paired).
+	Unpaired string
 }
 
 // countFlagged counts the pairs with a regression or a warning.
@@ -752,6 +755,13 @@ func buildBaseline(r *engine.Result) *baselineView {
 		v.HiddenLine = fmt.Sprintf("%d more pair(s) not listed: %d of %d pairs have no regression and no warning (the JSON report lists every pair).", v.Hidden, len(pairs)-countFlagged(pairs), len(pairs))
 	}
 	v.Regressed = n > 0
+	if u := b.Unpaired; len(u) > 0 {
+		shown := u[:min(len(u), manyRanks)]
+		v.Unpaired = fmt.Sprintf("%d trace(s) had no trace of the same rank on the other side and were not compared: %s", len(u), strings.Join(shown, "; "))
+		if len(u) > len(shown) {
+			v.Unpaired += fmt.Sprintf("; and %d more", len(u)-len(shown))
+		}
+	}
 	bound := strconv.FormatFloat(100*b.MaxRegression, 'g', 4, 64) + "%"
 	if v.Regressed {
 		v.Heading = fmt.Sprintf("Compared with the baseline %s: %d regression(s) over the %s bound.", b.Path, n, bound)

@@ -445,7 +445,11 @@ func checkBaseline(ctx context.Context, fl analyzeFlags, baseOpts engine.Options
 		}
 	}
 	regs := d.Regressions(names, bound)
-	res.Baseline = &engine.Baseline{Path: fl.baseline, MaxRegression: bound, Pairs: []engine.BaselinePair{}}
+	res.Baseline = &engine.Baseline{Path: fl.baseline, MaxRegression: bound, Pairs: []engine.BaselinePair{}, Unpaired: []string{}}
+	for _, u := range d.Unpaired { // "before: PATH" is the baseline's
+		u = strings.Replace(strings.Replace(u, "before: ", "baseline: ", 1), "after: ", "this run: ", 1)
+		res.Baseline.Unpaired = append(res.Baseline.Unpaired, u)
+	}
 	for i, p := range d.Pairs {
 		if fl.out != "" { // the report on stdout has it
 			fl.read.say(stderr, "baseline %s: %s\n", p.Before.Path, baselineLine(p))

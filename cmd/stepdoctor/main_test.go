@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -211,6 +212,28 @@ func TestDiffAndBaseline(t *testing.T) {
 		if !strings.Contains(stderr, "5 → 5 steps") {
 			t.Errorf("-o r.%s: no verdict on stderr: %s", format, stderr)
 		}
+	}
+	// Ranks of the baseline with no counterpart are named, not gated.
+	ranks := t.TempDir()
+	for _, side := range []string{"old", "new"} {
+		os.Mkdir(filepath.Join(ranks, side), 0o755)
+	}
+	healthy, err := os.ReadFile(fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, side := range []string{"old", "old", "new"} {
+		name := filepath.Join(ranks, side, fmt.Sprintf("rank%d.pt.trace.json", i%2))
+		if err := os.WriteFile(name, healthy, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rankReport := filepath.Join(ranks, "r.md")
+	if code, _, stderr := runCLI(t, "analyze", "--baseline", filepath.Join(ranks, "old"), "-o", rankReport, filepath.Join(ranks, "new")); code != 0 {
+		t.Errorf("unpaired baseline rank: exit %d %s, want 0", code, stderr)
+	}
+	if body, _ := os.ReadFile(rankReport); !strings.Contains(string(body), "**Not compared:** 1 trace(s) had no trace of the same rank on the other side and were not compared: baseline: ") {
+		t.Errorf("unpaired baseline rank not named in the report:\n%.1500s", body)
 	}
 	if _, out, _ := runCLI(t, "analyze", "--format", "json", slow); strings.Contains(out, `"baseline"`) {
 		t.Errorf("a report without --baseline has a baseline")
