@@ -98,7 +98,11 @@ func diffPaths(ctx context.Context, before, after string, opts engine.Options) (
 		}
 		res[i] = r
 	}
-	return engine.Diff(res[0], res[1]), nil
+	d := engine.Diff(res[0], res[1])
+	if len(d.Pairs) == 0 {
+		return nil, &exitError{2, fmt.Errorf("compare %s with %s: no trace pairs up (%s)", before, after, strings.Join(d.Unpaired, "; "))}
+	}
+	return d, nil
 }
 
 // parseBound reads a regression bound: "10%" or "0.1".

@@ -235,6 +235,26 @@ func TestDiffAndBaseline(t *testing.T) {
 	if body, _ := os.ReadFile(rankReport); !strings.Contains(string(body), "**Not compared:** 1 trace(s) had no trace of the same rank on the other side and were not compared: baseline: ") {
 		t.Errorf("unpaired baseline rank not named in the report:\n%.1500s", body)
 	}
+	// diff with no rank in common compares nothing: an input error.
+	for _, side := range []struct {
+		dir   string
+		ranks []int
+	}{{"a", []int{0, 1}}, {"b", []int{5, 6}}} {
+		os.Mkdir(filepath.Join(ranks, side.dir), 0o755)
+		for _, r := range side.ranks {
+			var doc map[string]any
+			if err := json.Unmarshal(healthy, &doc); err != nil {
+				t.Fatal(err)
+			}
+			doc["distributedInfo"] = map[string]any{"backend": "nccl", "rank": r, "world_size": 8}
+			b, _ := json.Marshal(doc)
+			os.WriteFile(filepath.Join(ranks, side.dir, fmt.Sprintf("rank%d.pt.trace.json", r)), b, 0o644)
+		}
+	}
+	if code, _, stderr := runCLI(t, "diff", filepath.Join(ranks, "a"), filepath.Join(ranks, "b")); code != 2 || !strings.Contains(stderr, "no trace pairs up") {
+		t.Errorf("diff without a common rank: exit %d %s, want 2", code, stderr)
+	}
+
 	if _, out, _ := runCLI(t, "analyze", "--format", "json", slow); strings.Contains(out, `"baseline"`) {
 		t.Errorf("a report without --baseline has a baseline")
 	}
