@@ -368,3 +368,29 @@ func contains(s []string, x string) bool {
 	}
 	return false
 }
+
+// CompareBaseline compares run with its baseline run base (analyze
+// --baseline PATH): the trace pairs as Diff makes them, the regressions
+// over bound (relative, 0.1 = 10%) of the step-time gate and of the fact
+// leaves names, and the Baseline a report shows. Unpaired traces are
+// named "baseline: PATH" and "this run: PATH".
+func CompareBaseline(base, run *Result, path string, names []string, bound float64) (*DiffResult, []Regression, *Baseline) {
+	d := Diff(base, run)
+	regs := d.Regressions(names, bound)
+	b := &Baseline{Path: path, MaxRegression: bound, Pairs: []BaselinePair{}, Unpaired: []string{}}
+	for _, u := range d.Unpaired {
+		u = strings.Replace(strings.Replace(u, "before: ", "baseline: ", 1), "after: ", "this run: ", 1)
+		b.Unpaired = append(b.Unpaired, u)
+	}
+	for i, p := range d.Pairs {
+		bp := BaselinePair{Baseline: p.Before.Path, Trace: p.After.Path, Rank: p.Rank, Warnings: append([]string{}, p.Warnings...),
+			Steps: p.Steps, Noise: p.Noise, SpeedUp: p.SpeedUp, Regressions: []string{}}
+		for _, r := range regs {
+			if r.Pair == i {
+				bp.Regressions = append(bp.Regressions, r.String())
+			}
+		}
+		b.Pairs = append(b.Pairs, bp)
+	}
+	return d, regs, b
+}

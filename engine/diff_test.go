@@ -170,3 +170,28 @@ func TestRegressionsFromZeroAndPerSample(t *testing.T) {
 		t.Errorf("regressions %q, want %q", got, want)
 	}
 }
+
+// TestCompareBaseline: the Baseline a report shows carries each pair's
+// step comparison and regressions, and names the unpaired traces from the
+// baseline's side of view.
+func TestCompareBaseline(t *testing.T) {
+	r := func(i int64) *int64 { return &i }
+	base := diffSide(spread(100, 0.01, 10), 0.1)
+	run := diffSide(spread(150, 0.01, 10), 0.1)
+	base.Traces[0].Rank, run.Traces[0].Rank = r(0), r(0)
+	extra := *base.Traces[0]
+	extra.Input.Path, extra.Rank = "base/rank1.json", r(1)
+	base.Traces = append(base.Traces, &extra)
+	d, regs, b := CompareBaseline(base, run, "base/", nil, 0.1)
+	if len(d.Pairs) != 1 || len(regs) != 1 || regs[0].Fact != StepTimeGate {
+		t.Fatalf("pairs %d, regressions %+v", len(d.Pairs), regs)
+	}
+	p := b.Pairs[0]
+	if b.Path != "base/" || b.MaxRegression != 0.1 || p.Steps == nil || p.SpeedUp == nil || *p.SpeedUp >= 1 ||
+		len(p.Regressions) != 1 || !strings.HasPrefix(p.Regressions[0], "step_time_us.p50 regressed 50.0%") {
+		t.Errorf("baseline %+v, pair %+v", b, p)
+	}
+	if len(b.Unpaired) != 1 || b.Unpaired[0] != "baseline: base/rank1.json" {
+		t.Errorf("unpaired %q", b.Unpaired)
+	}
+}

@@ -107,10 +107,10 @@ type BaselinePair struct {
 	Trace    string   `json:"trace"`    // this run's trace
 	Rank     *int64   `json:"rank"`     // the rank both are, when ranks paired them
 	Warnings []string `json:"warnings"` // why the two may not be comparable (PairDiff.Warnings)
-	// Verdict is the step-time comparison in words (median step time
-	// before and after, steps, trimmed means, faster / slower / within
-	// noise / too few steps).
-	Verdict string `json:"verdict"`
+	// Steps compares the step times (PairDiff.Steps); Noise is the
+	// relative change below which a difference is noise.
+	Steps *StepComparison `json:"step_time"`
+	Noise float64         `json:"noise"`
 	// SpeedUp is median step time baseline / this run (> 1 is faster), per
 	// sample when the batch sizes differ; nil without steps on a side.
 	SpeedUp *float64 `json:"speed_up"`

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"path/filepath"
 
 	"github.com/stepdoctor/stepdoctor/engine"
@@ -116,7 +117,12 @@ func gpuTraining() *engine.Result {
 		},
 		Baseline: &engine.Baseline{Path: "log/run0/", MaxRegression: 0.1, Pairs: []engine.BaselinePair{{
 			Baseline: "log/run0/worker0.1712340000.pt.trace.json.gz", Trace: "log/run1/worker0.1712345678.pt.trace.json.gz", Warnings: []string{},
-			Verdict: "Median step time 71.30 ms → 66.01 ms (8 → 8 steps; trimmed mean 71.42 ms → 66.20 ms): 1.08x faster (noise ±2.1%)",
+			Steps: &engine.StepComparison{
+				Before:   engine.StepSide{Steps: 8, MedianUS: 71300, TrimmedMeanUS: 71420, MeanUS: 71500},
+				After:    engine.StepSide{Steps: 8, MedianUS: 66010, TrimmedMeanUS: 66200, MeanUS: 66300},
+				LogRatio: math.Log(71300.0 / 66010), SpeedUp: 71300.0 / 66010, Band: 0.0208, Measured: true, Verdict: engine.VerdictFaster,
+			},
+			Noise:   0.021,
 			SpeedUp: f64(1.08), Regressions: []string{},
 		}}, Unpaired: []string{}},
 		Traces: []*engine.TraceResult{{
@@ -329,7 +335,7 @@ func hostile() *engine.Result {
 	}
 	return &engine.Result{SchemaVersion: 1, Traces: []*engine.TraceResult{tr, tr}, Baseline: &engine.Baseline{
 		Path: "base/" + evil, MaxRegression: 0.1, Pairs: []engine.BaselinePair{{
-			Baseline: evil, Trace: tr.Input.Path, Warnings: []string{evil}, Verdict: evil, Regressions: []string{evil},
+			Baseline: evil, Trace: tr.Input.Path, Warnings: []string{evil}, Regressions: []string{evil},
 		}},
 	}}
 }

@@ -152,7 +152,7 @@ func TestBaselineViewManyPairs(t *testing.T) {
 		b := &engine.Baseline{Path: "old", MaxRegression: 0.1}
 		for i := n - 1; i >= 0; i-- { // out of rank order
 			r := int64(i)
-			p := engine.BaselinePair{Baseline: fmt.Sprintf("old/%d", i), Trace: fmt.Sprintf("new/%d", i), Rank: &r, Verdict: "within noise"}
+			p := engine.BaselinePair{Baseline: fmt.Sprintf("old/%d", i), Trace: fmt.Sprintf("new/%d", i), Rank: &r}
 			if slices.Contains(flagged, i) {
 				p.Regressions = []string{"step_time_us.p50 regressed 20.0%"}
 			}

@@ -749,7 +749,8 @@ func buildBaseline(r *engine.Result) *baselineView {
 		if p.Rank != nil {
 			title = fmt.Sprintf("rank %d: %s", *p.Rank, title)
 		}
-		v.Pairs = append(v.Pairs, baselinePairView{Title: title, Warnings: p.Warnings, Verdict: p.Verdict, Regressions: p.Regressions})
+		verdict := StepVerdictLine(engine.PairDiff{Steps: p.Steps, Noise: p.Noise})
+		v.Pairs = append(v.Pairs, baselinePairView{Title: title, Warnings: p.Warnings, Verdict: verdict, Regressions: p.Regressions})
 	}
 	if v.Hidden > 0 {
 		v.HiddenLine = fmt.Sprintf("%d more pair(s) not listed: %d of %d pairs have no regression and no warning (the JSON report lists every pair).", v.Hidden, len(pairs)-countFlagged(pairs), len(pairs))

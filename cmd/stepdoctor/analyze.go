@@ -413,11 +413,10 @@ func checkBaseline(ctx context.Context, fl analyzeFlags, baseOpts engine.Options
 	if err != nil {
 		return &exitError{2, fmt.Errorf("read baseline: %w", err)}
 	}
-	d := engine.Diff(base, res)
+	d, regs, comparison := engine.CompareBaseline(base, res, fl.baseline, fl.regressionFact, bound)
 	if len(d.Pairs) == 0 {
 		return &exitError{2, fmt.Errorf("compare with baseline %s: no trace pairs up (%s)", fl.baseline, strings.Join(d.Unpaired, "; "))}
 	}
-	names := fl.regressionFact
 	for _, tr := range base.Traces {
 		if tr.Health.Repaired {
 			fmt.Fprintf(stderr, "warning: the baseline %s was repaired (%s): its figures may be partial\n", reports.TerminalText(tr.Input.Path), reports.TerminalText(repairs(tr.Health)))
@@ -444,23 +443,11 @@ func checkBaseline(ctx context.Context, fl analyzeFlags, baseOpts engine.Options
 			return &exitError{2, fmt.Errorf("compare with baseline %s: no step time in %s (no ProfilerStep spans), so step time cannot be compared; profile both with a schedule and prof.step()", fl.baseline, strings.Join(without, " nor "))}
 		}
 	}
-	regs := d.Regressions(names, bound)
-	res.Baseline = &engine.Baseline{Path: fl.baseline, MaxRegression: bound, Pairs: []engine.BaselinePair{}, Unpaired: []string{}}
-	for _, u := range d.Unpaired { // "before: PATH" is the baseline's
-		u = strings.Replace(strings.Replace(u, "before: ", "baseline: ", 1), "after: ", "this run: ", 1)
-		res.Baseline.Unpaired = append(res.Baseline.Unpaired, u)
-	}
-	for i, p := range d.Pairs {
-		if fl.out != "" { // the report on stdout has it
+	res.Baseline = comparison
+	if fl.out != "" { // the report on stdout has them
+		for _, p := range d.Pairs {
 			fl.read.say(stderr, "baseline %s: %s\n", p.Before.Path, baselineLine(p))
 		}
-		bp := engine.BaselinePair{Baseline: p.Before.Path, Trace: p.After.Path, Rank: p.Rank, Warnings: append([]string{}, p.Warnings...), Verdict: reports.StepVerdictLine(p), SpeedUp: p.SpeedUp, Regressions: []string{}}
-		for _, r := range regs {
-			if r.Pair == i {
-				bp.Regressions = append(bp.Regressions, r.String())
-			}
-		}
-		res.Baseline.Pairs = append(res.Baseline.Pairs, bp)
 	}
 	if len(regs) > 0 {
 		var parts []string
