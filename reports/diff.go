@@ -24,8 +24,14 @@ import (
 // DiffMarkdown writes a GitHub-flavoured comparison: per trace pair the
 // step-time speed-up, findings resolved / new / unchanged, and the facts
 // that changed beyond the steps' own spread (the rest collapsed as noise).
+// It fits a pull-request comment (MarkdownLimit bytes): a longer one (many
+// ranks) is cut at a line and says so.
 func DiffMarkdown(w io.Writer, d *engine.DiffResult) error {
-	_, err := io.WriteString(w, diffMarkdown(d, true))
+	out := diffMarkdown(d, true)
+	if len(out) > MarkdownLimit { // a comparison of many ranks
+		out = cutMarkdown(out, MarkdownLimit)
+	}
+	_, err := io.WriteString(w, out)
 	if err != nil {
 		return fmt.Errorf("render diff: %w", err)
 	}

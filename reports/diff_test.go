@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"path/filepath"
@@ -100,5 +101,29 @@ func TestDiffEscapesTraceStrings(t *testing.T) {
 	}
 	if strings.ContainsAny(b.String(), "\x1b\x00\r") {
 		t.Errorf("text diff carries control characters:\n%q", b.String())
+	}
+}
+
+// TestDiffMarkdownFitsAComment: a comparison of many ranks is cut to
+// MarkdownLimit and says so; the HTML keeps every pair.
+func TestDiffMarkdownFitsAComment(t *testing.T) {
+	one := engine.Diff(sampleTrace("dataloader_bound")(), sampleTrace("healthy")())
+	d := &engine.DiffResult{SchemaVersion: one.SchemaVersion}
+	for range 300 {
+		d.Pairs = append(d.Pairs, one.Pairs[0])
+	}
+	var mdb, htmlb bytes.Buffer
+	if err := DiffMarkdown(&mdb, d); err != nil {
+		t.Fatal(err)
+	}
+	if err := DiffHTML(&htmlb, d); err != nil {
+		t.Fatal(err)
+	}
+	md := mdb.String()
+	if len(md) > MarkdownLimit || !strings.Contains(md, "Report truncated to fit a comment") {
+		t.Errorf("300 pairs: %d bytes of Markdown (limit %d), truncation said: %v", len(md), MarkdownLimit, strings.Contains(md, "Report truncated"))
+	}
+	if html := htmlb.String(); strings.Count(html, "<h2>") < 300 {
+		t.Errorf("the HTML lost pairs: %d sections", strings.Count(html, "<h2>"))
 	}
 }

@@ -92,7 +92,6 @@ func renderMarkdown(views []traceView, foc rankFocus, notes []string, base *base
 	for _, n := range notes {
 		fmt.Fprintf(&b, "> **Note:** %s\n\n", mdText(n))
 	}
-	baselineMarkdown(&b, base)
 	if len(skipped) > 0 {
 		fmt.Fprintf(&b, "> [!WARNING]\n> %d input file(s) were skipped and are not in this report:\n", len(skipped))
 		for _, sk := range skipped {
@@ -104,6 +103,7 @@ func renderMarkdown(views []traceView, foc rankFocus, notes []string, base *base
 	if reduced {
 		b.WriteString("> Some detail was left out to fit a comment; the HTML and JSON reports have everything.\n\n")
 	}
+	baselineMarkdown(&b, base)
 	if len(views) == 0 {
 		b.WriteString("No traces were analysed.\n")
 		return b.String()
