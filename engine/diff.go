@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/stepdoctor/stepdoctor/engine/facts"
@@ -102,10 +101,17 @@ const RatioNoise = 0.005
 // Diff pairs the traces of before and after (one each, or by rank) and
 // compares facts and findings.
 func Diff(before, after *Result) *DiffResult {
-	d := &DiffResult{SchemaVersion: DiffSchemaVersion}
+	d, _, _ := diff(before, after)
+	return d
+}
+
+// diff is Diff, with the paths of the traces of each side that paired
+// with none of the other's.
+func diff(before, after *Result) (d *DiffResult, onlyBefore, onlyAfter []string) {
+	d = &DiffResult{SchemaVersion: DiffSchemaVersion}
 	d.RuleErrors = append(append(d.RuleErrors, before.RuleErrors...), after.RuleErrors...)
-	pairs, unpaired := pairTraces(before.Traces, after.Traces)
-	d.Unpaired = unpaired
+	pairs, onlyBefore, onlyAfter := pairTraces(before.Traces, after.Traces)
+	d.Unpaired = append(labelled("before: ", onlyBefore), labelled("after: ", onlyAfter)...)
 	failed := failedRules(d.RuleErrors)
 	byRank := len(before.Traces) > 1 || len(after.Traces) > 1
 	for _, p := range pairs {
@@ -115,7 +121,16 @@ func Diff(before, after *Result) *DiffResult {
 		}
 		d.Pairs = append(d.Pairs, pd)
 	}
-	return d
+	return d, onlyBefore, onlyAfter
+}
+
+// labelled prefixes each path with label.
+func labelled(label string, paths []string) []string {
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		out = append(out, label+p)
+	}
+	return out
 }
 
 // failedRules maps a trace path to the ids of the rules that failed on it;
@@ -131,9 +146,11 @@ func failedRules(errs []RuleError) map[string]map[string]bool {
 	return m
 }
 
-func pairTraces(b, a []*TraceResult) ([][2]*TraceResult, []string) {
+// pairTraces pairs the traces of b and a: the only one of each, else by
+// rank; it also returns the paths of each side's traces left unpaired.
+func pairTraces(b, a []*TraceResult) (pairs [][2]*TraceResult, onlyB, onlyA []string) {
 	if len(b) == 1 && len(a) == 1 {
-		return [][2]*TraceResult{{b[0], a[0]}}, nil
+		return [][2]*TraceResult{{b[0], a[0]}}, nil, nil
 	}
 	byRank := map[int64]*TraceResult{}
 	for _, tr := range a {
@@ -141,8 +158,6 @@ func pairTraces(b, a []*TraceResult) ([][2]*TraceResult, []string) {
 			byRank[*tr.Rank] = tr
 		}
 	}
-	var pairs [][2]*TraceResult
-	var unpaired []string
 	used := map[*TraceResult]bool{}
 	for _, tr := range b {
 		if tr.Rank != nil && byRank[*tr.Rank] != nil {
@@ -150,14 +165,14 @@ func pairTraces(b, a []*TraceResult) ([][2]*TraceResult, []string) {
 			used[byRank[*tr.Rank]] = true
 			continue
 		}
-		unpaired = append(unpaired, "before: "+tr.Input.Path)
+		onlyB = append(onlyB, tr.Input.Path)
 	}
 	for _, tr := range a {
 		if !used[tr] {
-			unpaired = append(unpaired, "after: "+tr.Input.Path)
+			onlyA = append(onlyA, tr.Input.Path)
 		}
 	}
-	return pairs, unpaired
+	return pairs, onlyB, onlyA
 }
 
 // diffPair compares one pair; failedB and failedA are the rules that
@@ -284,35 +299,11 @@ func (r Regression) String() string {
 	if r.Unit == "" {
 		return fmt.Sprintf("%s regressed %.1f%%", r.Fact, 100*r.Change)
 	}
-	v := func(x float64) string {
-		if r.Unit == string(facts.UnitRatio) {
-			return fmt.Sprintf("%.1f%%", 100*x)
-		}
-		return strconv.FormatFloat(x, 'g', 4, 64) + unitSuffix(r.Unit)
-	}
+	v := facts.Unit(r.Unit).Format
 	if math.IsInf(r.Change, 1) {
 		return fmt.Sprintf("%s regressed from 0 to %s", r.Fact, v(r.After))
 	}
 	return fmt.Sprintf("%s regressed %.1f%% (%s → %s)", r.Fact, 100*r.Change, v(r.Before), v(r.After))
-}
-
-// unitSuffix is how a value of unit u is written after the number.
-func unitSuffix(u string) string {
-	switch facts.Unit(u) {
-	case facts.UnitUS, facts.UnitStatsUS:
-		return " us"
-	case facts.UnitBytes:
-		return " B"
-	case facts.UnitBytesPerStep:
-		return " B per step"
-	case facts.UnitPerStep:
-		return " per step"
-	case facts.UnitPerMS:
-		return " per ms"
-	case facts.UnitFLOPS:
-		return " FLOP/s"
-	}
-	return ""
 }
 
 // Regressions lists, per pair, a step-time slowdown (StepTimeGate, always
@@ -375,13 +366,10 @@ func contains(s []string, x string) bool {
 // leaves names, and the Baseline a report shows. Unpaired traces are
 // named "baseline: PATH" and "this run: PATH".
 func CompareBaseline(base, run *Result, path string, names []string, bound float64) (*DiffResult, []Regression, *Baseline) {
-	d := Diff(base, run)
+	d, onlyBase, onlyRun := diff(base, run)
 	regs := d.Regressions(names, bound)
-	b := &Baseline{Path: path, MaxRegression: bound, Pairs: []BaselinePair{}, Unpaired: []string{}}
-	for _, u := range d.Unpaired {
-		u = strings.Replace(strings.Replace(u, "before: ", "baseline: ", 1), "after: ", "this run: ", 1)
-		b.Unpaired = append(b.Unpaired, u)
-	}
+	b := &Baseline{Path: path, MaxRegression: bound, Pairs: []BaselinePair{},
+		Unpaired: append(labelled("baseline: ", onlyBase), labelled("this run: ", onlyRun)...)}
 	for i, p := range d.Pairs {
 		bp := BaselinePair{Baseline: p.Before.Path, Trace: p.After.Path, Rank: p.Rank, Warnings: append([]string{}, p.Warnings...),
 			Steps: p.Steps, Noise: p.Noise, SpeedUp: p.SpeedUp, Regressions: []string{}}

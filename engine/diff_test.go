@@ -165,7 +165,7 @@ func TestRegressionsFromZeroAndPerSample(t *testing.T) {
 	for _, r := range regs {
 		got = append(got, r.String())
 	}
-	want := []string{"sync_per_step regressed from 0 to 3 per step", "step_time_us.p90 per sample regressed 53.8% (406.2 us → 625 us)"}
+	want := []string{"sync_per_step regressed from 0 to 3", "step_time_us.p90 per sample regressed 53.8% (406.2 µs → 625.0 µs)"}
 	if strings.Join(got, "; ") != strings.Join(want, "; ") {
 		t.Errorf("regressions %q, want %q", got, want)
 	}

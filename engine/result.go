@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/stepdoctor/stepdoctor/engine/facts"
 	"github.com/stepdoctor/stepdoctor/engine/trace"
@@ -90,15 +91,21 @@ type TraceResult struct {
 }
 
 // Baseline is the comparison of a run with a baseline run (analyze
-// --baseline): per trace pair the step-time verdict and the regressions
-// beyond the bound.
+// --baseline): per trace pair the step-time comparison and the
+// regressions beyond the bound.
 type Baseline struct {
 	Path          string         `json:"path"`           // the baseline, as given
 	MaxRegression float64        `json:"max_regression"` // the bound, relative (0.1 = 10%)
 	Pairs         []BaselinePair `json:"pairs"`
 	// Unpaired are the traces of either side without a trace of the same
-	// rank on the other ("before: PATH", "after: PATH"): not gated.
+	// rank on the other ("baseline: PATH", "this run: PATH"): not gated.
 	Unpaired []string `json:"unpaired"`
+}
+
+// Bound is MaxRegression as the reports and the exit message give it:
+// "10%", "12.5%".
+func (b *Baseline) Bound() string {
+	return strconv.FormatFloat(100*b.MaxRegression, 'g', 4, 64) + "%"
 }
 
 // BaselinePair is one trace compared with its baseline trace.

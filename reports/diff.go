@@ -179,22 +179,7 @@ func diffValue(v *float64, unit string) string {
 	if v == nil {
 		return nullMark
 	}
-	x := *v
-	switch unit {
-	case "ratio":
-		return pctText(x)
-	case "us", "stats_us":
-		if math.Abs(x) >= 1000 {
-			return fmt.Sprintf("%.2f ms", x/1000)
-		}
-		return fmt.Sprintf("%.1f µs", x)
-	case "bytes", "bytes_per_step":
-		return fmt.Sprintf("%.0f B", x)
-	}
-	if x == math.Trunc(x) {
-		return fmt.Sprintf("%.0f", x)
-	}
-	return fmt.Sprintf("%.2f", x)
+	return facts.Unit(unit).Format(*v)
 }
 
 func changeText(fd engine.FactDelta) string {

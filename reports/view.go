@@ -763,7 +763,7 @@ func buildBaseline(r *engine.Result) *baselineView {
 			v.Unpaired += fmt.Sprintf("; and %d more", len(u)-len(shown))
 		}
 	}
-	bound := strconv.FormatFloat(100*b.MaxRegression, 'g', 4, 64) + "%"
+	bound := b.Bound()
 	if v.Regressed {
 		v.Heading = fmt.Sprintf("Compared with the baseline %s: %d regression(s) over the %s bound.", b.Path, n, bound)
 	} else {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -457,7 +456,7 @@ func checkBaseline(ctx context.Context, fl analyzeFlags, baseOpts engine.Options
 		if n := len(regs) - maxRegressionsShown; n > 0 {
 			parts = append(parts, fmt.Sprintf("and %d more (the report lists them)", n))
 		}
-		return &exitError{exitRegression, fmt.Errorf("regression over %s against %s: %s", strconv.FormatFloat(100*bound, 'g', 4, 64)+"%", fl.baseline, strings.Join(parts, "; "))}
+		return &exitError{exitRegression, fmt.Errorf("regression over %s against %s: %s", comparison.Bound(), fl.baseline, strings.Join(parts, "; "))}
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package facts
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"sync"
 )
@@ -79,6 +80,27 @@ const (
 	NeedDevicePeak    Need = "a device in the peak table"            // the primary GPU is in Devices
 	NeedModelledOps   Need = "matmul/conv/attention ops with shapes" // modelled operators that launched kernels in W
 )
+
+// Format writes a value of unit u as reports show it: a ratio as a
+// percentage, microseconds as µs or ms, bytes as B, anything else as a
+// plain number (whole when it is).
+func (u Unit) Format(x float64) string {
+	switch u {
+	case UnitRatio:
+		return fmt.Sprintf("%.1f%%", 100*x)
+	case UnitUS, UnitStatsUS:
+		if math.Abs(x) >= 1000 {
+			return fmt.Sprintf("%.2f ms", x/1000)
+		}
+		return fmt.Sprintf("%.1f µs", x)
+	case UnitBytes, UnitBytesPerStep:
+		return fmt.Sprintf("%.0f B", x)
+	}
+	if x == math.Trunc(x) {
+		return fmt.Sprintf("%.0f", x)
+	}
+	return fmt.Sprintf("%.2f", x)
+}
 
 // Direction says which change of a fact is an improvement.
 type Direction int
