@@ -324,16 +324,6 @@ type sizedReader interface {
 // localFile is an *os.File with the Size the trace reader asks for.
 type localFile struct{ *os.File }
 
-// The engine's file wrappers offer the file to the reader's mapping.
-var (
-	_ trace.Mappable = localFile{}
-	_ trace.Mappable = (*countingReader)(nil)
-)
-
-// MappedFile and Passed let the reader map the file (trace.Mappable).
-func (f localFile) MappedFile() *os.File { return f.File }
-func (f localFile) Passed(int64)         {}
-
 func (f localFile) Size() int64 {
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 		return st.Size()

@@ -85,21 +85,6 @@ type countingReader struct {
 // Size is the input's size, so the reader can size its event store.
 func (c *countingReader) Size() int64 { return c.r.Size() }
 
-// MappedFile is the local file under c, which the reader may map
-// (trace.Mappable); nil for an object-storage stream.
-func (c *countingReader) MappedFile() *os.File {
-	if f, ok := c.r.(localFile); ok {
-		return f.File
-	}
-	return nil
-}
-
-// Passed counts the bytes a mapped read has passed as read.
-func (c *countingReader) Passed(n int64) {
-	read := c.p.read.Add(n)
-	c.p.report(read, c.p.total.Load())
-}
-
 func (c *countingReader) Read(b []byte) (int, error) {
 	n, err := c.r.Read(b)
 	c.pending += int64(n)

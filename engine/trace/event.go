@@ -567,8 +567,6 @@ func (p *parser) estimate(n int) int {
 	read := p.readAt
 	switch {
 	case read > 0:
-	case p.mapped != nil:
-		read = p.lx.offset()
 	case p.raw != nil:
 		read = p.raw.n.Load()
 	}

@@ -3,7 +3,6 @@ package trace
 import (
 	"context"
 	"io"
-	"os"
 )
 
 // ParseWith is Parse with the parallel read's workers and chunk size set
@@ -28,12 +27,6 @@ func ParseGeneral(r io.Reader, name string, workers, chunk int) (*Trace, error) 
 
 // FastRead is the number of events fast paths have read so far.
 func FastRead() int64 { return fastRead.Load() }
-
-// MappedReads is the number of files read through a mapping so far.
-func MappedReads() int64 { return mappedReads.Load() }
-
-// SetAfterMap sets the hook run once a file is mapped (nil: none).
-func SetAfterMap(f func(*os.File)) { afterMap = f }
 
 // ParseWithContext is ParseWith under ctx (ParseContext).
 func ParseWithContext(ctx context.Context, r io.Reader, name string, workers, chunk int) (*Trace, error) {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -89,9 +88,28 @@ func TestFastPathGivesUp(t *testing.T) {
 	checkParallel(t, data, true)
 }
 
-// TestMappedFileCutShort: a file cut short after it was mapped is an error
-// naming it, not a crash, serially and on workers.
-func TestMappedFileCutShort(t *testing.T) {
+// cutAfterFirstRead is a trace file that is cut to size bytes once its
+// first read returns, as a file being rewritten is; Stat sees the cut.
+type cutAfterFirstRead struct {
+	*os.File
+	size int64
+	cut  bool
+}
+
+func (c *cutAfterFirstRead) Read(b []byte) (int, error) {
+	n, err := c.File.Read(b)
+	if !c.cut {
+		c.cut = true
+		if terr := os.Truncate(c.Name(), c.size); terr != nil {
+			return n, terr
+		}
+	}
+	return n, err
+}
+
+// TestFileCutShort: a file cut short while it is read is an error naming
+// it, not a trace repaired as truncated, serially and on workers.
+func TestFileCutShort(t *testing.T) {
 	var b strings.Builder
 	b.WriteString(`{"traceEvents":[`)
 	for i := 0; i < 20000; i++ {
@@ -102,13 +120,7 @@ func TestMappedFileCutShort(t *testing.T) {
 	}
 	b.WriteString(`]}`)
 	path := filepath.Join(t.TempDir(), "cut.json")
-	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// Cut to 100 bytes (the pages past it fault) and to 10 bytes short (a
-	// cut inside the last page reads as zeros: found once read).
 	for _, c := range []struct{ workers, size int }{{1, 100}, {2, 100}, {1, b.Len() - 10}, {2, b.Len() - 10}} {
-		workers := c.workers
 		if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -116,28 +128,18 @@ func TestMappedFileCutShort(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		before := trace.MappedReads()
-		trace.SetAfterMap(func(f *os.File) {
-			if err := os.Truncate(f.Name(), int64(c.size)); err != nil {
-				t.Error(err)
-			}
-		})
-		_, err = trace.ParseWith(f, path, workers, 64<<10)
-		trace.SetAfterMap(nil)
+		_, err = trace.ParseWith(&cutAfterFirstRead{File: f, size: int64(c.size)}, path, c.workers, 64<<10)
 		f.Close()
-		if trace.MappedReads() == before {
-			t.Skip("skipping: files are not mapped on this system")
-		}
-		t.Logf("%d workers: %v", workers, err)
+		t.Logf("%d workers, cut to %d: %v", c.workers, c.size, err)
 		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "changed while it was read") {
-			t.Errorf("%d workers: error %v, want one naming %s that says it changed while it was read", workers, err, path)
+			t.Errorf("%d workers, cut to %d: error %v, want one naming %s that says it changed while it was read", c.workers, c.size, err, path)
 		}
 	}
 }
 
 // TestSameResultHoweverRead: trailing data and over-long tokens give the
 // same result whether the input is a byte stream, a stream read a byte at
-// a time, a mapped file or gzip (found by a review: Trace.Bytes and the
+// a time, a file or gzip (found by a review: Trace.Bytes and the
 // token cap once depended on where the window ended).
 func TestSameResultHoweverRead(t *testing.T) {
 	ok := `{"ph":"X","name":"ok","pid":1,"tid":1,"ts":0,"dur":1}`
@@ -166,47 +168,5 @@ func TestSameResultHoweverRead(t *testing.T) {
 		if werr == nil && want.Bytes != int64(len(data)) {
 			t.Errorf("%.60q: Bytes %d, want the input's %d", in, want.Bytes, len(data))
 		}
-	}
-}
-
-// mappableFile is a wrapper that hides the *os.File, as the engine's do.
-type mappableFile struct {
-	f      *os.File
-	passed int64
-}
-
-func (m *mappableFile) Read(b []byte) (int, error) { return m.f.Read(b) }
-func (m *mappableFile) MappedFile() *os.File       { return m.f }
-func (m *mappableFile) Passed(n int64)             { m.passed += n }
-
-// TestMappableWrapper: an input that offers its file (trace.Mappable) is
-// mapped, gives the streamed read's Trace, and is told every byte passed
-// (found by a review: the engine's wrappers hid the file, so nothing was
-// mapped).
-func TestMappableWrapper(t *testing.T) {
-	data := []byte(`{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":0,"dur":1}]}`)
-	path := filepath.Join(t.TempDir(), "t.json")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w := &mappableFile{f: f}
-	before := trace.MappedReads()
-	got, err := trace.Parse(w, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, _ := trace.ParseWith(bytes.NewReader(data), path, 1, 0)
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("the mapped read differs: %s", firstDiff(got, want))
-	}
-	if trace.MappedReads() == before && runtime.GOOS == "linux" {
-		t.Errorf("not mapped")
-	} else if w.passed != int64(len(data)) && runtime.GOOS == "linux" {
-		t.Errorf("Passed told %d bytes, want %d", w.passed, len(data))
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"runtime"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 )
@@ -120,7 +119,7 @@ const (
 // may start, or -1 when the input has no more chunks.
 func (p *parser) parallelEvents() (joined int, retry int64) {
 	lx := p.lx
-	if lx.eof && p.mapped == nil {
+	if lx.eof {
 		return 0, -1 // the whole input is in the window: nothing to share
 	}
 	w := p.par.workers
@@ -136,13 +135,8 @@ func (p *parser) parallelEvents() (joined int, retry int64) {
 	inflight := parInflight(w)
 
 	sp := splitter{src: lx.src, off: lx.offset(), raw: p.raw}
-	if p.mapped != nil {
-		// Chunks are slices of the mapping: nothing is copied.
-		sp.mapped, sp.eof, sp.pend = true, true, lx.buf[lx.pos:lx.end:lx.end]
-	} else {
-		sp.ra, _ = lx.src.(*readAhead)
-		sp.pend = append(make([]byte, 0, max(csize, lx.end-lx.pos)), lx.buf[lx.pos:lx.end]...)
-	}
+	sp.ra, _ = lx.src.(*readAhead)
+	sp.pend = append(make([]byte, 0, max(csize, lx.end-lx.pos)), lx.buf[lx.pos:lx.end]...)
 
 	var (
 		jobs    chan *chunk
@@ -162,12 +156,9 @@ func (p *parser) parallelEvents() (joined int, retry int64) {
 				defer wg.Done()
 				wp := newChunkParser(p.name)
 				wp.par.general = p.par.general
-				if p.mapped != nil {
-					defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-				}
 				for c := range jobs {
 					if !abort.Load() {
-						wp.parseChunkGuarded(c)
+						wp.parseChunk(c)
 					}
 					close(c.done)
 				}
@@ -182,9 +173,6 @@ func (p *parser) parallelEvents() (joined int, retry int64) {
 		}
 		joined += int(c.nEvents)
 		p.join(c)
-		if p.mapped != nil {
-			p.mapped.release(c.off + int64(len(c.data)))
-		}
 		queue = queue[1:]
 		c.data = c.data[:0]
 		free = append(free, c)
@@ -225,17 +213,6 @@ func (p *parser) parallelEvents() (joined int, retry int64) {
 	}
 
 	// The serial reader continues at the first byte not joined.
-	if p.mapped != nil {
-		off := sp.off
-		retry = -1
-		if len(queue) > 0 {
-			off = queue[0].off
-			retry = off + int64(len(queue[0].data))
-		}
-		lx.pos = int(off - lx.base)
-		p.readAt = 0
-		return joined, retry
-	}
 	off := sp.off
 	rs := make([]io.Reader, 0, len(queue)+2)
 	retry = -1
@@ -281,10 +258,7 @@ type splitter struct {
 	off  int64
 	ra   *readAhead // the inflater's read-ahead for gzip input, else nil
 	eof  bool       // src is spent
-	// mapped: pend is the rest of a mapped file (mapped.go), and chunks
-	// are slices of it.
-	mapped bool
-	err    error // src's read error other than io.EOF
+	err  error      // src's read error other than io.EOF
 }
 
 // rawAt estimates the raw input bytes that held the stream up to off:
@@ -305,21 +279,6 @@ func (s *splitter) rawAt(off int64) int64 {
 // no seam is found sooner); false when the input has no seam left (its
 // end, or one event larger than maxChunk): what is left stays in pend.
 func (s *splitter) next(c *chunk, size, maxChunk int) bool {
-	if s.mapped {
-		// All the input is in pend: a seam near size, within maxChunk.
-		if len(s.pend) < size {
-			return false
-		}
-		cut := seamNear(s.pend[:min(len(s.pend), maxChunk)], size)
-		if cut <= 0 {
-			return false
-		}
-		c.data, c.off = s.pend[:cut:cut], s.off
-		c.rawAt = s.off + int64(cut)
-		s.off += int64(cut)
-		s.pend = s.pend[cut:]
-		return true
-	}
 	for {
 		for len(s.pend) < size && !s.eof {
 			if cap(s.pend) < size {
@@ -425,21 +384,6 @@ func newChunkParser(name string) *parser {
 	p := newParser(nil, name)
 	p.local = true
 	return p
-}
-
-// parseChunkGuarded is parseChunk, with a memory fault (a mapped file cut
-// short) marking the chunk unread: the serial reader then meets the fault
-// and reports it.
-func (p *parser) parseChunkGuarded(c *chunk) {
-	defer func() {
-		if r := recover(); r != nil {
-			if _, fault := r.(interface{ Addr() uintptr }); !fault {
-				panic(r)
-			}
-			c.clean = false
-		}
-	}()
-	p.parseChunk(c)
 }
 
 // parseChunk parses c's events into c's local store.

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -37,8 +36,8 @@ func checkParallel(t *testing.T, data []byte, withFacts bool) {
 	if werr == nil && !reflect.DeepEqual(gen, want) {
 		t.Fatalf("the fast path's read differs from the general one:\n%s", firstDiff(want, gen))
 	}
-	// A file is read through a mapping (mapped.go), serially and at each
-	// setting below: the same result again.
+	// A file (its size known, so the event store is sized from it) is
+	// read serially and at each setting below: the same result again.
 	path := filepath.Join(t.TempDir(), "t.json")
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
@@ -55,7 +54,7 @@ func checkParallel(t *testing.T, data []byte, withFacts bool) {
 			t.Fatalf("file, %d workers, chunk %d: error %v, streamed %v", workers, chunk, gerr, werr)
 		}
 		if werr == nil && !reflect.DeepEqual(got, want) {
-			t.Fatalf("file, %d workers, chunk %d: the mapped read differs from the streamed one:\n%s", workers, chunk, firstDiff(got, want))
+			t.Fatalf("file, %d workers, chunk %d: the file's read differs from the stream's:\n%s", workers, chunk, firstDiff(got, want))
 		}
 	}
 	checkFile(1, 0)
@@ -141,11 +140,8 @@ func TestParallelMatchesSerialOnSharedTraces(t *testing.T) {
 	if len(paths) == 0 {
 		t.Skipf("skipping: no traces under %s", dir)
 	}
-	joined, fast, mapped := trace.ParallelJoined(), trace.FastRead(), trace.MappedReads()
+	joined, fast := trace.ParallelJoined(), trace.FastRead()
 	defer func() {
-		if trace.MappedReads() == mapped && runtime.GOOS == "linux" {
-			t.Errorf("no file was read through a mapping")
-		}
 		if trace.ParallelJoined() == joined {
 			t.Errorf("no event was joined from a parallel read: the parallel path was not taken")
 		}

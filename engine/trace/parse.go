@@ -35,63 +35,57 @@ func Parse(r io.Reader, name string) (*Trace, error) {
 }
 
 // ParseContext is Parse, stopped once ctx is done: the read looks at ctx
-// every 16 MiB of a mapped file, before each read of a stream and between
-// the parallel read's chunks, and then fails with "parse trace NAME: ...:
-// %w" of context.Cause(ctx). A read that blocks (a pipe nobody writes to)
-// is not interrupted.
+// before each read of the input and between the parallel read's chunks,
+// and then fails with "parse trace NAME: ...: %w" of context.Cause(ctx). A
+// read that blocks (a pipe nobody writes to) is not interrupted.
 func ParseContext(ctx context.Context, r io.Reader, name string) (*Trace, error) {
 	return parseOpts(ctx, r, name, parOptions{})
 }
 
 func parseOpts(ctx context.Context, r io.Reader, name string, opt parOptions) (*Trace, error) {
-	read := func(m *mapping) (*Trace, error) {
-		t, err := parseInput(ctx, r, m, name, opt)
-		if ctx.Err() != nil {
-			// A cancelled stream reads as cut short: that is no trace.
-			return nil, fmt.Errorf("parse trace %s: %w", name, context.Cause(ctx))
-		}
-		return t, err
+	t, err := parseInput(ctx, r, name, opt)
+	if ctx.Err() != nil {
+		// A cancelled read reads as cut short: that is no trace.
+		return nil, fmt.Errorf("parse trace %s: %w", name, context.Cause(ctx))
 	}
-	if m, ok := mapInput(r); ok {
-		defer m.close()
-		return readMapped(name, m, func() (*Trace, error) { return read(m) })
-	}
-	return read(nil)
+	return t, err
 }
 
-// parseInput reads r, or m when the file is mapped (mapped.go).
-func parseInput(ctx context.Context, r io.Reader, m *mapping, name string, opt parOptions) (*Trace, error) {
-	var p *parser
-	if m != nil {
-		p = newParser(nil, name)
-		lx := p.lx
-		lx.buf, lx.end, lx.eof = m.data, len(m.data), true
-		p.mapped, p.size = m, int64(len(m.data))
-	} else {
-		size := inputSize(r)
-		if ctx.Done() != nil {
-			r = ctxReader{ctx, r}
-		}
-		raw := &rawCounter{r: r}
-		br := bufio.NewReaderSize(raw, readBuffer(size))
-		src, gz, err := decompress(br)
-		if err != nil {
-			return nil, fmt.Errorf("parse trace %s: %w", name, err)
-		}
-		if ra, ok := src.(*readAhead); ok {
-			defer ra.Close()
-		}
-		p = newParser(src, name)
-		p.t.Gzip = gz
-		p.raw, p.size = raw, size
-		p.lx.buf = make([]byte, windowFor(p.size, gz))
+// A trace file is read with plain reads into the lexer's window and the
+// parallel read's chunks, never through a memory mapping: on a virtual
+// machine, scanning a mapped file took 1.2-1.4x the CPU of reading it
+// (BenchmarkParse and BenchmarkParseFacts, one core), the page-table and
+// TLB work of the mapping costing more than the kernel's copy.
+
+// parseInput reads r.
+func parseInput(ctx context.Context, r io.Reader, name string, opt parOptions) (*Trace, error) {
+	size := inputSize(r)
+	in := r
+	if ctx.Done() != nil {
+		in = ctxReader{ctx, r}
 	}
+	raw := &rawCounter{r: in}
+	br := bufio.NewReaderSize(raw, readBuffer(size))
+	src, gz, err := decompress(br)
+	if err != nil {
+		return nil, fmt.Errorf("parse trace %s: %w", name, err)
+	}
+	if ra, ok := src.(*readAhead); ok {
+		defer ra.Close()
+	}
+	p := newParser(src, name)
+	p.t.Gzip = gz
+	p.raw, p.size = raw, size
+	p.lx.buf = make([]byte, windowFor(p.size, gz))
 	p.ctx = ctx
 	p.par = opt
 	if p.par.workers <= 0 {
 		p.par.workers = defaultWorkers(p.size, p.t.Gzip)
 	}
 	if err := p.run(); err != nil {
+		return nil, fmt.Errorf("parse trace %s: %w", name, err)
+	}
+	if err := changedWhileRead(r, size, raw.n.Load()); err != nil {
 		return nil, fmt.Errorf("parse trace %s: %w", name, err)
 	}
 	if len(p.t.Events) == 0 {
@@ -129,7 +123,6 @@ type parser struct {
 	// Event store sizing (see keep): raw bytes read so far, the input's
 	// size when known, and the one flat store sized from them.
 	raw    *rawCounter
-	mapped *mapping // the mapped file the window is, or nil (mapped.go)
 	size   int64
 	flat   []Event
 	sized  bool // the sizing decision was made
@@ -570,12 +563,6 @@ func (p *parser) events(bare bool) error {
 			}
 		}
 		start := lx.offset()
-		if m := p.mapped; m != nil && int(start)-m.released >= releaseStep {
-			if p.ctx.Err() != nil {
-				return fmt.Errorf("event %d (byte %d): %w", n, start, context.Cause(p.ctx))
-			}
-			m.release(start)
-		}
 		if err := p.event(); err != nil {
 			if err == errEOF {
 				p.truncated(fmt.Sprintf("event %d (started at byte %d); the partial event is dropped", n, start))
@@ -627,6 +614,20 @@ func (c *rawCounter) Read(b []byte) (int, error) {
 
 // inputSize is the input's size in bytes when it can tell (a file, or a
 // reader with a Size method), else 0.
+// changedWhileRead is the error for a file that is shorter after the read
+// than the size it had when the read began (a trace being rewritten, or a
+// file cut short): what was read is then no trace to judge, not a
+// truncated one to repair. An input whose size is unknown passes.
+func changedWhileRead(r io.Reader, size, read int64) error {
+	if size <= 0 {
+		return nil
+	}
+	if now := inputSize(r); now < size {
+		return fmt.Errorf("byte %d: the file changed while it was read (%d bytes when the read began, %d now): read it again once it is complete", min(read, now), size, now)
+	}
+	return nil
+}
+
 func inputSize(r io.Reader) int64 {
 	switch v := r.(type) {
 	case interface{ Size() int64 }:
