@@ -42,8 +42,10 @@ type traceView struct {
 	// autograd-profiler export, "CPU only, legacy export of a PyTorch without Kineto".
 	DeviceLabel string
 	HasGPU      bool
-	// GPUActivityMissing: launches were recorded but no GPU events.
+	// GPUActivityMissing: the trace shows a GPU job but no GPU events;
+	// GPUMissingReason says what showed it.
 	GPUActivityMissing bool
+	GPUMissingReason   string
 	// LegacyExport: the legacy autograd-profiler export (PyTorch without
 	// Kineto, facts.Facts.LegacyExport).
 	LegacyExport bool
@@ -164,6 +166,9 @@ func buildView(i int, tr *engine.TraceResult) traceView {
 		}
 		v.HasGPU = f.HasGPU
 		v.GPUActivityMissing = f.GPUActivityMissing
+		if r := f.GPUActivityMissingReason; r != nil {
+			v.GPUMissingReason = clean(*r)
+		}
 		v.LegacyExport = f.LegacyExport
 		if f.UnsupportedAccelerator != nil {
 			v.Accelerator = clean(*f.UnsupportedAccelerator)
@@ -215,8 +220,10 @@ func deviceLabel(v traceView) string {
 		return clean(v.Device)
 	case v.HasGPU:
 		return "unknown GPU"
+	case v.GPUActivityMissing && v.GPUMissingReason != "":
+		return "GPU activity not recorded (" + v.GPUMissingReason + ")"
 	case v.GPUActivityMissing:
-		return "no GPU events"
+		return "GPU activity not recorded"
 	case v.Accelerator != "":
 		return v.Accelerator + " accelerator (not supported)"
 	case v.LegacyExport:
@@ -268,7 +275,11 @@ func verdict(f *facts.Facts) string {
 	var parts []string
 	switch {
 	case f.GPUActivityMissing:
-		parts = append(parts, "no GPU events although kernels were launched (CUDA activity not captured, or the file was cut)")
+		shows := "the trace shows a GPU job"
+		if r := f.GPUActivityMissingReason; r != nil && *r != "" {
+			shows += " (" + clean(*r) + ")"
+		}
+		parts = append(parts, "no GPU events although "+shows+": GPU activity not recorded (profile with ProfilerActivity.CUDA), or the file was cut")
 	case !f.HasGPU && f.UnsupportedAccelerator != nil && *f.UnsupportedAccelerator != "":
 		parts = append(parts, clean(*f.UnsupportedAccelerator)+" accelerator trace: its device activity is not read (GPU facts need CUDA or ROCm)")
 	case !f.HasGPU:

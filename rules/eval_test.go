@@ -171,6 +171,7 @@ func TestHintFor(t *testing.T) {
 		{[]string{"has_memory"}, gpu, HintMemory},
 		{[]string{"has_stack"}, gpu, HintStack},
 		{[]string{"has_gpu"}, &facts.Facts{}, HintCUDA},
+		{[]string{"has_gpu", "gpu_idle_ratio"}, &facts.Facts{GPUActivityMissing: true}, HintGPUMissing},
 		{[]string{"launch_bound_kernel_ratio"}, gpu, HintLaunch},
 		{[]string{"dataloader_single_process"}, gpu, HintLoader},
 		{[]string{"world_size"}, gpu, HintDist},
@@ -363,6 +364,45 @@ func TestEvaluationTimeout(t *testing.T) {
 	}
 	if len(fs) == 0 {
 		t.Error("other rules' findings were dropped")
+	}
+}
+
+// An expr rule's fix expression picks the doc's variant; one that is not
+// a string fails at load.
+func TestExprFixVariant(t *testing.T) {
+	rule := func(id, fix string) string {
+		return "id: " + id + "\ntitle: t\nseverity: low\ncategory: profiling-setup\nrequires: [steps_count]\n" +
+			"references: [https://example.com]\nwhen: steps_count > 0\nimpact: \"0\"\nmessage: m\nfix: " + fix + "\ndoc: |\n  ```python variant=cpu\n  cpu()\n  ```\n"
+	}
+	dir := writeRules(t, map[string]string{"fix.yaml": rule("team-fix", `'has_gpu ? "default" : "cpu"'`)})
+	s, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		f    *facts.Facts
+		want string
+	}{
+		{&facts.Facts{StepsCount: 2}, "cpu"},
+		{&facts.Facts{StepsCount: 2, HasGPU: true}, "default"},
+	} {
+		fs, _, err := s.Evaluate(context.Background(), tt.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, fd := range fs {
+			if fd.Rule == "team-fix" {
+				got = append(got, fd.Fix)
+			}
+		}
+		if len(got) != 1 || got[0] != tt.want {
+			t.Errorf("has_gpu %v: fix %v, want %q", tt.f.HasGPU, got, tt.want)
+		}
+	}
+	bad := writeRules(t, map[string]string{"bad.yaml": rule("team-bad-fix", "steps_count")})
+	if _, err := Load(bad); err == nil || !strings.Contains(err.Error(), "fix") {
+		t.Errorf("a numeric fix loaded: %v", err)
 	}
 }
 

@@ -38,6 +38,9 @@ import (
 //	message        text with {{ expr }} placeholders
 //	evidence       optional list of {name, value (expr, number), unit};
 //	               omitted: the numeric required facts
+//	fix            optional expr, string: the variant of the doc's code
+//	               change that fits the trace (a fenced block
+//	               "```python variant=NAME"); "" for the default block
 //
 // Expressions see every fact by its json name (facts.Facts fields; pointer
 // facts are auto-dereferenced) and params.<name>. They are compiled once at
@@ -52,7 +55,7 @@ import (
 // is not available (rules are deterministic).
 
 var exprKeys = []string{"id", "title", "severity", "category", "requires", "doc", "references",
-	"examples", "suppressed_by", "confidence", "params", "when", "impact", "message", "evidence"}
+	"examples", "suppressed_by", "confidence", "params", "when", "impact", "message", "evidence", "fix"}
 
 var paramNamePattern = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
 
@@ -71,6 +74,7 @@ type exprRuleYAML struct {
 	When         string         `yaml:"when"`
 	Impact       string         `yaml:"impact"`
 	Message      string         `yaml:"message"`
+	Fix          string         `yaml:"fix"`
 	Evidence     []struct {
 		Name  string `yaml:"name"`
 		Value string `yaml:"value"`
@@ -96,6 +100,7 @@ type exprEval struct {
 	impact     *vm.Program
 	message    []msgPart
 	evidence   []exprEvidence
+	fix        *vm.Program // nil: the default variant
 }
 
 func parseExprFile(src source) ([]*entry, error) {
@@ -266,6 +271,11 @@ func compileExprRule(r *Rule, y *exprRuleYAML) (*exprEval, error) {
 		}
 		ev.message = append(ev.message, msgPart{prog: prog})
 	}
+	if strings.TrimSpace(y.Fix) != "" {
+		if ev.fix, err = compile("fix", y.Fix, expr.AsKind(reflect.String)); err != nil {
+			return nil, err
+		}
+	}
 	for _, e := range y.Evidence {
 		if e.Name == "" || e.Value == "" {
 			return nil, errors.New("evidence: each item needs name and value")
@@ -427,6 +437,17 @@ func (x *exprEval) run(e *entry, in *evalInput, run *exprRun) ([]rawFinding, err
 		msg.WriteString(formatValue(v))
 	}
 	raw := rawFinding{msg: msg.String(), impact: impact}
+	if x.fix != nil {
+		v, err := exec(x.fix)
+		if err != nil {
+			return nil, fmt.Errorf("fix: %w", err)
+		}
+		s, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("fix: got %T, want a string", v)
+		}
+		raw.fix = s
+	}
 	if len(x.evidence) > 0 {
 		raw.hasEvid = true
 		for _, ev := range x.evidence {

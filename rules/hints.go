@@ -104,8 +104,11 @@ func hintFor(missing []string, f *facts.Facts) string {
 		return f.HasMemory && f.HasGPU && slices.Contains(def.Needs, facts.NeedMemory) && f.MemoryPeakAllocatedBytes == nil
 	}
 	cuda := HintCUDA
-	if f.UnsupportedAccelerator != nil && *f.UnsupportedAccelerator != "" {
+	switch {
+	case f.UnsupportedAccelerator != nil && *f.UnsupportedAccelerator != "":
 		cuda = HintAccel // asking for CUDA activity would not help
+	case f.GPUActivityMissing:
+		cuda = HintGPUMissing // a GPU job, not a CPU-only one
 	}
 	if f.LegacyExport {
 		// No profiler option helps: the export cannot carry them.
@@ -195,6 +198,10 @@ func capabilityHint(def facts.Def) string {
 	}
 	return "the trace does not contain the events " + def.Name + " is derived from"
 }
+
+// HintGPUMissing explains null GPU facts of a GPU job recorded without
+// its GPU activity (gpu_activity_missing).
+const HintGPUMissing = "GPU activity was not recorded although the trace shows a GPU job (gpu_activity_missing_reason): re-profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] (CUDA also covers ROCm)"
 
 // HintLoaderInference explains a missing DataLoader on an inference trace.
 const HintLoaderInference = "no DataLoader iteration was recorded: inference and serving loops feed batches without a DataLoader, so the input-pipeline rule does not apply"

@@ -330,15 +330,18 @@ type Facts struct {
 	// RepeatedSmallOpName names that operator (nil when none qualifies).
 	RepeatedSmallOpName *string `json:"repeated_small_op_name" expr:"repeated_small_op_name"`
 
-	// Profiling setup. gpu_activity_missing: kernel launch calls were
-	// recorded but no GPU activity (CUDA activity not captured).
+	// Profiling setup. gpu_activity_missing: no GPU activity although the
+	// trace shows a GPU job: kernel launch calls, deviceProperties of a
+	// CUDA/ROCm device or NCCL collectives (CUDA activity not captured);
+	// gpu_activity_missing_reason names what showed it (nil otherwise).
 	// orphan_launch_ratio: launch calls in W whose correlation id has no GPU
 	// event / launch calls in W (a cut file or lost CUPTI buffers); null
 	// without launch calls. trace_bytes_per_step: uncompressed trace bytes
 	// per step.
-	GPUActivityMissing bool     `json:"gpu_activity_missing" expr:"gpu_activity_missing"`
-	OrphanLaunchRatio  *float64 `json:"orphan_launch_ratio" expr:"orphan_launch_ratio"`
-	TraceBytesPerStep  *float64 `json:"trace_bytes_per_step" expr:"trace_bytes_per_step"`
+	GPUActivityMissing       bool     `json:"gpu_activity_missing" expr:"gpu_activity_missing"`
+	GPUActivityMissingReason *string  `json:"gpu_activity_missing_reason" expr:"gpu_activity_missing_reason"`
+	OrphanLaunchRatio        *float64 `json:"orphan_launch_ratio" expr:"orphan_launch_ratio"`
+	TraceBytesPerStep        *float64 `json:"trace_bytes_per_step" expr:"trace_bytes_per_step"`
 
 	// Cross-rank facts, computed by CrossRank (crossrank.go) from all the
 	// ranks' facts and applied by the engine when several ranks are analyzed

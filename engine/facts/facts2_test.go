@@ -198,6 +198,50 @@ func TestGPUActivityMissing(t *testing.T) {
 	}
 }
 
+// A GPU job profiled with ProfilerActivity.CPU alone: deviceProperties
+// list its GPUs and nccl: spans its collectives, but there is no GPU event
+// and no launch. An MTIA trace lists its own deviceProperties and is not a
+// GPU job; a CPU-only trace has neither.
+func TestGPUActivityMissingWithoutLaunches(t *testing.T) {
+	gpus := []any{
+		map[string]any{"id": 0, "name": "NVIDIA A100-PG509-200", "computeMajor": 8, "computeMinor": 0},
+		map[string]any{"id": 1, "name": "NVIDIA A100-PG509-200", "computeMajor": 8, "computeMinor": 0},
+	}
+	b := tracetest.New()
+	b.Top("deviceProperties", gpus)
+	b.Step(1, 0, 100)
+	b.Op("aten::mm", 10, 20)
+	b.X("user_annotation", "nccl:all_to_all", 40, 20)
+	f := derive(t, b)
+	if f.HasGPU || !f.GPUActivityMissing {
+		t.Fatalf("has_gpu %v gpu_activity_missing %v", f.HasGPU, f.GPUActivityMissing)
+	}
+	if r := f.GPUActivityMissingReason; r == nil || *r != "2 NVIDIA A100-PG509-200 GPUs in deviceProperties, 1 nccl: collective span" {
+		t.Errorf("gpu_activity_missing_reason = %v", r)
+	}
+	if f.OrphanLaunchRatio != nil {
+		t.Errorf("orphan_launch_ratio = %v without launches", *f.OrphanLaunchRatio)
+	}
+
+	cpu := tracetest.New()
+	cpu.Top("deviceProperties", []any{})
+	cpu.Step(1, 0, 100)
+	cpu.Op("aten::mm", 10, 20)
+	cpu.X("user_annotation", "gloo:all_reduce", 40, 20)
+	if f := derive(t, cpu); f.GPUActivityMissing || f.GPUActivityMissingReason != nil {
+		t.Errorf("CPU-only trace: gpu_activity_missing %v", f.GPUActivityMissing)
+	}
+
+	mtia := tracetest.New()
+	mtia.Top("deviceProperties", []any{map[string]any{"id": 17, "name": "ARTEMIS"}})
+	mtia.Step(1, 0, 100)
+	mtia.X("mtia_runtime", "mtiaLaunchKernel", 40, 5)
+	mtia.Raw(map[string]any{"ph": "X", "cat": "mtia_ccp_events", "name": "kernel_x", "pid": 17, "tid": 1, "ts": 50, "dur": 30})
+	if f := derive(t, mtia); f.GPUActivityMissing {
+		t.Errorf("MTIA trace: gpu_activity_missing %v (%v)", f.GPUActivityMissing, f.GPUActivityMissingReason)
+	}
+}
+
 // A with_stack trace: two .item() syncs run inside train() (train.py line
 // 30), which <module> (line 1) calls; a DataLoader fetch runs directly in
 // train(). Each function on the stack counts each hot event once.

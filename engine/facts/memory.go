@@ -2,9 +2,11 @@ package facts
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/stepdoctor/stepdoctor/engine/trace"
 )
@@ -407,6 +409,52 @@ func slope(xs, ys []float64) float64 {
 	return (n*sxy - sx*sy) / den
 }
 
+// gpuActivityMissing sets gpu_activity_missing and its reason: a trace
+// without GPU activity that shows a GPU job (kernel launch calls,
+// deviceProperties of a CUDA/ROCm device, NCCL collectives on the host) was
+// recorded without ProfilerActivity.CUDA, or lost its GPU events. An
+// accelerator that is not CUDA or ROCm (MTIA) lists its own
+// deviceProperties and is not a GPU job missing its activity.
+func (d *deriver) gpuActivityMissing(launches int64) {
+	if d.hasGPU || (d.f.UnsupportedAccelerator != nil && *d.f.UnsupportedAccelerator != "") {
+		return
+	}
+	var signs []string
+	if launches > 0 {
+		signs = append(signs, fmt.Sprintf("%d kernel launch %s", launches, plural(launches, "call", "calls")))
+	}
+	if devs := d.t.Devices; len(devs) > 0 {
+		names := map[string]bool{}
+		for _, p := range devs {
+			names[p.Name] = true
+		}
+		gpus := plural(int64(len(devs)), "GPU", "GPUs")
+		if len(names) == 1 && devs[0].Name != "" {
+			gpus = devs[0].Name + " " + gpus
+		}
+		signs = append(signs, fmt.Sprintf("%d %s in deviceProperties", len(devs), gpus))
+	}
+	var nccl int64
+	for _, i := range d.rare {
+		e := &d.t.Events[i]
+		if isCPU(e) && d.is(e, kCommCPU) && strings.HasPrefix(d.t.Name(e), "nccl:") {
+			nccl++
+		}
+	}
+	if nccl > 0 {
+		signs = append(signs, fmt.Sprintf("%d nccl: collective %s", nccl, plural(nccl, "span", "spans")))
+	}
+	if di := d.t.Distributed; nccl == 0 && di != nil && strings.EqualFold(di.Backend, "nccl") {
+		signs = append(signs, "distributedInfo backend nccl")
+	}
+	if len(signs) == 0 {
+		return
+	}
+	d.f.GPUActivityMissing = true
+	reason := strings.Join(signs, ", ")
+	d.f.GPUActivityMissingReason = &reason
+}
+
 // setup derives profiling-setup and step-variance facts.
 func (d *deriver) setup() {
 	evs := d.t.Events
@@ -422,7 +470,7 @@ func (d *deriver) setup() {
 			orphans++
 		}
 	}
-	d.f.GPUActivityMissing = launches > 0 && !d.hasGPU
+	d.gpuActivityMissing(launches)
 	if launches > 0 {
 		d.f.OrphanLaunchRatio = f64(float64(orphans) / float64(launches))
 	}
@@ -437,4 +485,12 @@ func (d *deriver) setup() {
 			d.f.FirstStepTimeRatio = d.ratio(w.e - w.s)
 		}
 	}
+}
+
+// plural is one for n == 1, else many.
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

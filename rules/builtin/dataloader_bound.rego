@@ -96,7 +96,7 @@ claims if input.dataloader_time_ratio > params.min_ratio
 impact := input.gpu_idle_dataloader_ratio if input.gpu_idle_dataloader_ratio != null
 else := input.dataloader_time_ratio
 
-fix := "cpu" if input.has_gpu == false
+fix := "cpu" if lib.cpu_job
 else := "default"
 
 finding contains f if {

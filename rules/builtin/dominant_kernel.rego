@@ -30,6 +30,14 @@
 #   # or a fused module: torch.nn.RMSNorm / apex FusedLayerNorm
 #   ```
 #
+#   On a GPU older than Volta (compute capability below 7.0) Inductor cannot
+#   generate Triton kernels; use a fused module instead:
+#
+#   ```python variant=norm-no-triton
+#   # a fused module (one CUDA kernel, no Triton): torch.nn.LayerNorm / torch.nn.RMSNorm
+#   # (PyTorch 2.4+) / apex FusedLayerNorm, instead of a norm written out in pointwise ops
+#   ```
+#
 #   An Inductor kernel (`triton_...`, torch.compile already fused it), or a
 #   norm that compiled code (`compiled_kernel_ratio` at least half) left to
 #   an eager kernel: do not compile again; read the generated code, find
@@ -94,6 +102,9 @@ else := "attention" if contains(name, "softmax")
 else := "compiled_norm" if {
 	is_norm
 	lib.compiled
+} else := "norm_no_triton" if {
+	is_norm
+	lib.triton_unsupported
 } else := "norm" if is_norm
 else := "default"
 
@@ -104,11 +115,13 @@ is_norm if contains(name, "reduce")
 # variant is the fix block: a norm left outside Inductor's kernels in
 # compiled code gets the compiled block (graph breaks), not torch.compile.
 variant := "compiled" if kind == "compiled_norm"
+else := "norm-no-triton" if kind == "norm_no_triton"
 else := kind
 
 what := {
 	"attention": "a softmax: attention computed as matmul, softmax, matmul; F.scaled_dot_product_attention runs it as one flash or memory-efficient kernel",
 	"norm": "a normalization or reduction, memory-bound: fuse it (torch.compile, a fused norm)",
+	"norm_no_triton": concat("", ["a normalization or reduction, memory-bound: fuse it with a fused norm module", lib.triton_note, ", so torch.compile cannot fuse it"]),
 	"compiled_norm": "a normalization or reduction the compiled code left to an eager kernel (an op Inductor falls back on, or a graph break): TORCH_LOGS=\"graph_breaks\" shows why it was not fused",
 	"compiled": "a kernel torch.compile (Inductor) generated, already fused: read its source (TORCH_LOGS=output_code) and try mode=\"max-autotune\"",
 	"default": "look up the operator that launches it and its shapes",

@@ -38,6 +38,19 @@
 #   model = torch.compile(model, fullgraph=True)  # fails loudly at a graph break
 #   ```
 #
+#   On a GPU older than Volta (compute capability below 7.0), Inductor
+#   cannot generate Triton kernels: fuse by hand with PyTorch's fused ops,
+#   or with TorchScript's fuser, which generates CUDA without Triton, and
+#   replay the rest from CUDA Graphs:
+#
+#   ```python variant=no-triton
+#   y = torch.addcmul(x, a, b)            # instead of x + a * b
+#   y = F.silu(x)                         # instead of x * torch.sigmoid(x)
+#   opt = torch.optim.AdamW(model.parameters(), fused=True)  # CUDA kernels, no Triton
+#   fused_fn = torch.jit.script(fn)       # TorchScript's fuser (deprecated, needs no Triton)
+#   model = torch.compile(model, backend="cudagraphs")  # fewer launches, no fusion
+#   ```
+#
 #   **Impact estimate.** `elementwise_chain_time_ratio x (1 - 1 / mean
 #   chain length)`: fusing a chain of n memory-bound kernels into one leaves
 #   roughly one kernel's time. Likely: the fused kernel's time is estimated.
@@ -76,7 +89,10 @@ longest := sprintf("; the longest (%d %s, %s) runs %s%s%s", [
 	c := input.elementwise_chain_top[0]
 } else := ""
 
-fix := "compiled" if lib.compiled
+fix := "no-triton" if {
+	input.has_gpu == true
+	lib.triton_unsupported
+} else := "compiled" if lib.compiled
 else := "default"
 
 # optimizer_share: on a CPU job whose longest chain is a single-tensor
@@ -91,10 +107,21 @@ optimizer_share := optimizer_foreach.claim if {
 } else := 0
 
 # remedy: what removes the chains; compiled code is not told to compile.
-remedy := concat("", ["; they run outside the compiled graphs", lib.compile_note, ": removing the graph breaks lets Inductor fuse them"]) if lib.compiled
+remedy := concat("", ["; fusing each chain into one kernel removes most of it", lib.triton_note, ": fuse by hand (torch.addcmul, F.silu, fused optimizers) or with torch.jit.script"]) if {
+	input.has_gpu == true
+	lib.triton_unsupported
+} else := concat("", ["; they run outside the compiled graphs", lib.compile_note, ": removing the graph breaks lets Inductor fuse them"]) if lib.compiled
 else := "; fusing each chain into one kernel (torch.compile) removes most of it"
 
+# measured: GPU kernel chains, or the operator chains of a CPU job. A GPU
+# job recorded without its GPU activity shows only the operators that
+# launched the kernels: their chains say nothing about the kernels.
+measured if input.has_gpu == true
+
+measured if lib.cpu_job
+
 finding contains f if {
+	measured
 	n := input.elementwise_chain_count
 	n >= 1
 	ratio := input.elementwise_chain_time_ratio

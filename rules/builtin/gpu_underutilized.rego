@@ -34,6 +34,21 @@
 #   # Move logging and metric code out of the step, or run it every N steps
 #   ```
 #
+#   On a GPU older than Volta (compute capability below 7.0) Inductor cannot
+#   generate its Triton kernels; CUDA Graphs take Python off the replayed
+#   part without them:
+#
+#   ```python variant=no-triton
+#   # Larger batches amortise the fixed per-step Python cost
+#   loader = DataLoader(dataset, batch_size=2 * batch_size, ...)
+#
+#   # Replay the model from CUDA Graphs (no Triton needed): fewer Python round trips
+#   model = torch.compile(model, backend="cudagraphs")
+#   # or: model = torch.cuda.make_graphed_callables(model, (sample_x,))
+#
+#   # Move logging and metric code out of the step, or run it every N steps
+#   ```
+#
 #   Already compiled (`compiled_kernel_ratio` at least half) or replayed
 #   from CUDA/HIP Graphs (`graph_launched_kernel_ratio` at least half): the
 #   GPU work is captured, so the gaps are the host's own work between
@@ -78,6 +93,7 @@ params := data.stepdoctor.params["gpu-underutilized"]
 
 fix := "compiled" if lib.compiled
 else := "compiled" if lib.graph_replayed
+else := "no-triton" if lib.triton_unsupported
 else := "default"
 
 finding contains f if {

@@ -21,7 +21,7 @@
 #
 #   **Fix.** Keep values on the GPU and read them rarely:
 #
-#   ```python
+#   ```python variant=default
 #   # before: loss_sum += loss.item()   -> syncs every step
 #   running = torch.zeros((), device=device)
 #   for step, (x, y) in enumerate(loader):
@@ -31,6 +31,18 @@
 #       if step % log_every == 0:
 #           print(running.item() / log_every)  # one sync per log_every steps
 #           running.zero_()
+#   ```
+#
+#   For inference (no backward pass in the trace), keep the outputs on the
+#   GPU and copy them to the host once per batch of iterations:
+#
+#   ```python variant=inference
+#   # before: preds.append(model(x).argmax(-1).item())   -> syncs every iteration
+#   outs = []
+#   with torch.inference_mode():
+#       for x in batches:
+#           outs.append(model(x.to(device, non_blocking=True)).argmax(-1))  # no sync
+#   preds = torch.cat(outs).cpu()          # one sync at the end
 #   ```
 #
 #   Drop stray `torch.cuda.synchronize()` calls (needed only for timing) and
@@ -82,6 +94,9 @@ queued := sprintf("; while they block, the GPU also waits %s %s with its next wo
 	input.gpu_idle_queued_sync_ratio >= 0.02
 } else := ""
 
+fix := "inference" if lib.inference
+else := "default"
+
 finding contains f if {
 	claims
 	n := input.sync_per_step
@@ -89,6 +104,7 @@ finding contains f if {
 	f := {
 		"msg": sprintf("The host synchronizes with the GPU %s times per step (.item(), .cpu(), torch.cuda.synchronize() or blocking copies); the GPU sits idle %s %s while the host waits in them%s%s", [lib.fixed(n, 1), lib.pct(idle), lib.of_time, top, queued]),
 		"impact": idle,
+		"fix": fix,
 		"severity": lib.severity(idle, "high"),
 		"evidence": [
 			{"name": "sync_per_step", "value": n, "unit": "per_step"},

@@ -68,6 +68,38 @@
 #   #   TORCH_LOGS="graph_breaks,recompiles" python train.py
 #   ```
 #
+#   On a GPU older than Volta (compute capability below 7.0, such as
+#   Pascal's P100 or GTX 10x0), Inductor cannot generate its Triton
+#   kernels, so `torch.compile`'s default backend and `mode="reduce-overhead"`
+#   do not apply; replay the step from CUDA Graphs, which need no Triton:
+#
+#   ```python variant=no-triton
+#   # 1) graph the model's forward and backward (static shapes; warm-up is done for you)
+#   model = torch.cuda.make_graphed_callables(model, (sample_x,))
+#   # 2) or let Dynamo capture CUDA Graphs without Inductor
+#   model = torch.compile(model, backend="cudagraphs")
+#   # 3) or give each kernel more work: a larger batch size
+#   ```
+#
+#   ```python variant=no-triton-inference
+#   model.eval()
+#   static_x = torch.empty_like(example_x)
+#   s = torch.cuda.Stream()
+#   s.wait_stream(torch.cuda.current_stream())
+#   with torch.inference_mode():
+#       with torch.cuda.stream(s):
+#           for _ in range(3):
+#               model(static_x)                  # warm up before the capture
+#       torch.cuda.current_stream().wait_stream(s)
+#       g = torch.cuda.CUDAGraph()
+#       with torch.cuda.graph(g):
+#           static_y = model(static_x)
+#       for x in batches:
+#           static_x.copy_(x)
+#           g.replay()                           # static_y holds the output
+#   # or: model = torch.compile(model, backend="cudagraphs")
+#   ```
+#
 #   Also prefer fused implementations (`torch.optim.AdamW(..., fused=True)`
 #   or `foreach=True`, `F.scaled_dot_product_attention`).
 #
@@ -155,19 +187,26 @@ launch_note := sprintf("; %s%% of kernels ran no longer than their launch call",
 	input.launch_bound_kernel_ratio != null
 } else := ""
 
-fix := "compiled" if lib.compiled
+fix := "no-triton-inference" if {
+	lib.triton_unsupported
+	lib.inference
+} else := "no-triton" if lib.triton_unsupported
+else := "compiled" if lib.compiled
 else := "inference" if lib.inference
 else := "default"
+
+triton_note := concat("", [lib.triton_note, ": replay the step from CUDA Graphs instead (torch.cuda.graph, torch.cuda.make_graphed_callables, or torch.compile(backend=\"cudagraphs\"), which needs no Triton)"]) if lib.triton_unsupported
+else := ""
 
 finding contains f if {
 	claims
 	host_idle >= params.min_idle_ratio
 	f := {
-		"msg": sprintf("The GPU is idle %s %s while the host issues work (%s in launch and runtime calls, %s in CPU operators, %s in Python): %d kernels, %s of them under 10 us, %s launches/ms%s%s%s", [
+		"msg": sprintf("The GPU is idle %s %s while the host issues work (%s in launch and runtime calls, %s in CPU operators, %s in Python): %d kernels, %s of them under 10 us, %s launches/ms%s%s%s%s", [
 			lib.pct(host_idle), lib.of_time,
 			lib.pct((lib.num(input.gpu_idle_launch_ratio) + lib.num(input.gpu_idle_runtime_ratio)) - allocator_churn.claim), lib.pct(input.gpu_idle_cpu_op_ratio), lib.pct(lib.num(input.gpu_idle_python_ratio)),
 			input.kernel_count, lib.pct(input.short_kernel_ratio),
-			lib.fixed(input.kernel_launches_per_ms, 1), launch_note, culprit_note, compiled_note,
+			lib.fixed(input.kernel_launches_per_ms, 1), launch_note, culprit_note, compiled_note, triton_note,
 		]),
 		"impact": impact,
 		"fix": fix,

@@ -110,6 +110,37 @@ inference if input.has_backward == false
 # rocm: an AMD GPU (HIP runtime).
 rocm if input.gpu_vendor == "amd"
 
+# cpu_job: no GPU activity and nothing in the trace shows a GPU job
+# (gpu_activity_missing: launches, deviceProperties or NCCL collectives
+# without GPU events are a GPU job recorded without ProfilerActivity.CUDA,
+# whose CPU-side numbers say nothing about a CPU job).
+cpu_job if {
+	input.has_gpu == false
+	not input.gpu_activity_missing
+	not other_accelerator
+}
+
+# other_accelerator: a device that is neither CUDA nor ROCm (MTIA).
+other_accelerator if {
+	input.unsupported_accelerator != null
+	input.unsupported_accelerator != ""
+}
+
+# triton_unsupported: an NVIDIA GPU whose compute capability is known and
+# below 7.0 (Pascal and older): Inductor's Triton backend, which
+# torch.compile uses by default, cannot generate kernels for it.
+triton_unsupported if {
+	input.gpu_vendor != "amd"
+	input.device.compute_major != null
+	input.device.compute_major < 7
+}
+
+# triton_note says why a fix does not lead with torch.compile's default
+# backend ("" when Triton can target the GPU); rules add the alternative.
+triton_note := sprintf("; torch.compile's default Inductor backend generates Triton kernels, which need compute capability 7.0 or newer, and this %s is %d.%d", [input.device.name, input.device.compute_major, num(input.device.compute_minor)]) if {
+	triton_unsupported
+} else := ""
+
 # compiled: most of the GPU work already runs under torch.compile: at
 # least half the compute kernel time is Inductor kernels or launched from
 # compiled regions (compiled_kernel_ratio). A trace that merely shows a

@@ -73,7 +73,7 @@ claim := max([0, input.gpu_idle_optimizer_ratio - optimizer_zero_grad.claim]) if
 	input.gpu_idle_optimizer_ratio != null
 } else := input.optimizer_time_ratio * params.cpu_saving if {
 	input.optimizer_single_tensor == true
-	input.has_gpu == false
+	lib.cpu_job
 	input.optimizer_time_ratio != null
 } else := 0
 

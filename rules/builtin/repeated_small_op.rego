@@ -87,7 +87,7 @@ claim := min([input.repeated_small_op_time_ratio, host_idle]) if {
 	host_idle
 } else := input.repeated_small_op_time_ratio if {
 	applies
-	input.has_gpu == false
+	lib.cpu_job
 } else := 0
 
 op_name := input.repeated_small_op_name if input.repeated_small_op_name

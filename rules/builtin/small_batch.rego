@@ -53,7 +53,7 @@ import data.stepdoctor.rules.optimizer_foreach
 
 params := data.stepdoctor.params["small-batch"]
 
-impact := max([0, input.optimizer_time_ratio - optimizer_foreach.claim]) * 0.5 if input.has_gpu == false
+impact := max([0, input.optimizer_time_ratio - optimizer_foreach.claim]) * 0.5 if lib.cpu_job
 else := 0
 
 first := "; the optimizer also runs the single-tensor implementation: pass foreach=True first (optimizer-foreach)" if optimizer_foreach.claim > 0
