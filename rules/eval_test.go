@@ -500,3 +500,55 @@ func TestMessagesAreOneLine(t *testing.T) {
 		}
 	}
 }
+
+// TestNullEvidenceLeftOut: an evidence item whose value is null (a fact
+// the trace could not measure, such as a per-step count without steps) is
+// left out of the finding, in Rego and expr rules alike, not shown as 0.
+func TestNullEvidenceLeftOut(t *testing.T) {
+	dir := writeRules(t, map[string]string{
+		"ev.rego": regoRule("team-ev", `	input.gpu_idle_ratio > 0.1
+	f := {"msg": "idle", "impact": 0.1, "evidence": [
+		{"name": "gpu_idle_ratio", "value": input.gpu_idle_ratio, "unit": "ratio"},
+		{"name": "allocator_calls_per_step", "value": input.allocator_calls_per_step, "unit": "per_step"},
+	]}`),
+		"ev.yaml": "id: team-ev-expr\ntitle: t\nseverity: low\ncategory: host-overhead\nrequires: [gpu_idle_ratio]\n" +
+			"references: [https://example.com]\nwhen: gpu_idle_ratio > 0.1\nimpact: \"0.1\"\nmessage: m\n" +
+			"evidence:\n  - {name: gpu_idle_ratio, value: gpu_idle_ratio, unit: ratio}\n  - {name: allocator_calls_per_step, value: allocator_calls_per_step, unit: per_step}\n" +
+			"doc: A team rule.\n",
+	})
+	s, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		perStep *float64
+		want    []string
+	}{
+		{nil, []string{"gpu_idle_ratio"}},
+		{f64(3), []string{"gpu_idle_ratio", "allocator_calls_per_step"}},
+	} {
+		f := gpuFacts()
+		f.AllocatorCallsPerStep = tt.perStep
+		fs, _, err := s.Evaluate(context.Background(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := 0
+		for _, fd := range fs {
+			if fd.Rule != "team-ev" && fd.Rule != "team-ev-expr" {
+				continue
+			}
+			seen++
+			var got []string
+			for _, ev := range fd.Evidence {
+				got = append(got, ev.Name)
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("%s, allocator_calls_per_step %v: evidence %v, want %v", fd.Rule, tt.perStep, got, tt.want)
+			}
+		}
+		if seen != 2 {
+			t.Errorf("allocator_calls_per_step %v: %d of the 2 team rules fired", tt.perStep, seen)
+		}
+	}
+}

@@ -232,8 +232,10 @@ func compileExprRule(r *Rule, y *exprRuleYAML) (*exprEval, error) {
 	env := reflect.New(ev.envType).Elem().Interface()
 
 	var err error
-	compile := func(what, src string, opts ...expr.Option) (*vm.Program, error) {
-		if err := checkNullable(src, r.Requires); err != nil {
+	// compileChecked compiles src; nullsChecked rejects nullable facts
+	// not in requires (checkNullable).
+	compileChecked := func(what, src string, nullsChecked bool, opts ...expr.Option) (*vm.Program, error) {
+		if err := checkNullable(src, r.Requires); nullsChecked && err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		if tree, err := parser.Parse(src); err == nil {
@@ -246,6 +248,9 @@ func compileExprRule(r *Rule, y *exprRuleYAML) (*exprEval, error) {
 			return nil, fmt.Errorf("compile %s %q: %w", what, src, err)
 		}
 		return p, nil
+	}
+	compile := func(what, src string, opts ...expr.Option) (*vm.Program, error) {
+		return compileChecked(what, src, true, opts...)
 	}
 	if ev.when, err = compile("when", y.When, expr.AsBool()); err != nil {
 		return nil, err
@@ -280,7 +285,8 @@ func compileExprRule(r *Rule, y *exprRuleYAML) (*exprEval, error) {
 		if e.Name == "" || e.Value == "" {
 			return nil, errors.New("evidence: each item needs name and value")
 		}
-		prog, err := compile("evidence "+e.Name, e.Value)
+		// A bare fact may be null: the item is then left out (Evidence).
+		prog, err := compileChecked("evidence "+e.Name, e.Value, !bareFact(e.Value))
 		if err != nil {
 			return nil, err
 		}
@@ -294,6 +300,16 @@ func compileExprRule(r *Rule, y *exprRuleYAML) (*exprEval, error) {
 
 func exprOptions(env any) []expr.Option {
 	return append([]expr.Option{expr.Env(env)}, boundedOptions()...)
+}
+
+// bareFact reports whether src is one identifier (a fact's name alone).
+func bareFact(src string) bool {
+	tree, err := parser.Parse(src)
+	if err != nil {
+		return false
+	}
+	_, ok := tree.Node.(*exprast.IdentifierNode)
+	return ok
 }
 
 // checkNullable rejects uses of nullable facts that are not in requires,
@@ -454,6 +470,9 @@ func (x *exprEval) run(e *entry, in *evalInput, run *exprRun) ([]rawFinding, err
 			v, err := exec(ev.value)
 			if err != nil {
 				return nil, fmt.Errorf("evidence %s: %w", ev.name, err)
+			}
+			if deref(v) == nil {
+				continue // a fact not measured (null) is left out, not shown as 0
 			}
 			f, ok := numeric(v)
 			if !ok {

@@ -434,6 +434,9 @@ func decodeRegoFinding(x any) (rawFinding, error) {
 			}
 			name, _ := eo["name"].(string)
 			unit, _ := eo["unit"].(string)
+			if v, has := eo["value"]; has && v == nil {
+				continue // a fact not measured (null) is left out, not shown as 0
+			}
 			val, err := regoNumber(eo["value"])
 			if err != nil {
 				return raw, fmt.Errorf("finding evidence %q value %w", name, err)

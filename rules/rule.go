@@ -48,7 +48,10 @@ type Rule struct {
 }
 
 // Evidence is one named number behind a finding, with its unit
-// ("ratio", "us", "count", "per_step", "per_ms", "bytes").
+// ("ratio", "us", "count", "per_step", "per_ms", "bytes"). A rule's
+// evidence item whose value is null (a fact the trace could not measure,
+// such as a per-step count on a trace without steps) is left out rather
+// than shown as 0.
 type Evidence struct {
 	Name  string  `json:"name"`
 	Value float64 `json:"value"`

@@ -105,8 +105,8 @@ finding contains f if {
 		"severity": lib.severity(claim, "high"),
 		"evidence": [
 			{"name": "gpu_idle_allocator_ratio", "value": claim, "unit": "ratio"},
-			{"name": "gpu_idle_runtime_ratio", "value": lib.num(input.gpu_idle_runtime_ratio), "unit": "ratio"},
-			{"name": "allocator_calls_per_step", "value": lib.num(input.allocator_calls_per_step), "unit": "per_step"},
+			{"name": "gpu_idle_runtime_ratio", "value": input.gpu_idle_runtime_ratio, "unit": "ratio"},
+			{"name": "allocator_calls_per_step", "value": input.allocator_calls_per_step, "unit": "per_step"},
 		],
 	}
 }

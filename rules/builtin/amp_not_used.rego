@@ -133,8 +133,8 @@ finding contains f if {
 		"severity": lib.severity(impact, "medium"),
 		"evidence": [
 			{"name": "fp32_matmul_kernel_time_ratio", "value": fp32, "unit": "ratio"},
-			{"name": "fp32_matmul_time_ratio", "value": lib.num(input.fp32_matmul_time_ratio), "unit": "ratio"},
-			{"name": "tensor_core_kernel_time_ratio", "value": lib.num(input.tensor_core_kernel_time_ratio), "unit": "ratio"},
+			{"name": "fp32_matmul_time_ratio", "value": input.fp32_matmul_time_ratio, "unit": "ratio"},
+			{"name": "tensor_core_kernel_time_ratio", "value": input.tensor_core_kernel_time_ratio, "unit": "ratio"},
 		],
 	}
 }

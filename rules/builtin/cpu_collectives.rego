@@ -129,7 +129,7 @@ finding contains f if {
 		"evidence": [
 			{"name": "host_comm_time_ratio", "value": input.host_comm_time_ratio, "unit": "ratio"},
 			{"name": "host_comm_exposed_ratio", "value": exposed, "unit": "ratio"},
-			{"name": "allreduce_per_step", "value": lib.num(input.allreduce_per_step), "unit": "per_step"},
+			{"name": "allreduce_per_step", "value": input.allreduce_per_step, "unit": "per_step"},
 		],
 	}
 }

@@ -109,7 +109,7 @@ finding contains f if {
 		"evidence": [
 			{"name": "sync_per_step", "value": n, "unit": "per_step"},
 			{"name": "gpu_idle_sync_ratio", "value": idle, "unit": "ratio"},
-			{"name": "sync_time_ratio", "value": lib.num(input.sync_time_ratio), "unit": "ratio"},
+			{"name": "sync_time_ratio", "value": input.sync_time_ratio, "unit": "ratio"},
 		],
 	}
 }

@@ -218,7 +218,7 @@ finding contains f if {
 			{"name": "kernel_count", "value": input.kernel_count, "unit": "count"},
 			{"name": "short_kernel_ratio", "value": input.short_kernel_ratio, "unit": "ratio"},
 			{"name": "kernel_launches_per_ms", "value": input.kernel_launches_per_ms, "unit": "per_ms"},
-			{"name": "launch_bound_kernel_ratio", "value": lib.num(input.launch_bound_kernel_ratio), "unit": "ratio"},
+			{"name": "launch_bound_kernel_ratio", "value": input.launch_bound_kernel_ratio, "unit": "ratio"},
 		],
 	}
 }

@@ -90,9 +90,9 @@ finding contains f if {
 		"impact": claim,
 		"severity": lib.severity(claim, "high"),
 		"evidence": [
-			{"name": "gpu_idle_optimizer_ratio", "value": lib.num(input.gpu_idle_optimizer_ratio), "unit": "ratio"},
-			{"name": "optimizer_ops_per_step", "value": lib.num(input.optimizer_ops_per_step), "unit": "per_step"},
-			{"name": "optimizer_time_ratio", "value": lib.num(input.optimizer_time_ratio), "unit": "ratio"},
+			{"name": "gpu_idle_optimizer_ratio", "value": input.gpu_idle_optimizer_ratio, "unit": "ratio"},
+			{"name": "optimizer_ops_per_step", "value": input.optimizer_ops_per_step, "unit": "per_step"},
+			{"name": "optimizer_time_ratio", "value": input.optimizer_time_ratio, "unit": "ratio"},
 		],
 	}
 }

@@ -80,7 +80,7 @@ finding contains f if {
 		"evidence": [
 			{"name": "allreduce_per_step", "value": input.allreduce_per_step, "unit": "per_step"},
 			{"name": "exposed_comm_ratio", "value": exposed, "unit": "ratio"},
-			{"name": "optimizer_ops_per_step", "value": lib.num(input.optimizer_ops_per_step), "unit": "per_step"},
+			{"name": "optimizer_ops_per_step", "value": input.optimizer_ops_per_step, "unit": "per_step"},
 		],
 	}
 }
