@@ -53,9 +53,11 @@ func parseOpts(ctx context.Context, r io.Reader, name string, opt parOptions) (*
 
 // A trace file is read with plain reads into the lexer's window and the
 // parallel read's chunks, never through a memory mapping: on a virtual
-// machine, scanning a mapped file took 1.2-1.4x the CPU of reading it
-// (BenchmarkParse and BenchmarkParseFacts, one core), the page-table and
-// TLB work of the mapping costing more than the kernel's copy.
+// machine, reading a mapped file took 1.45x the CPU of read() for the
+// parse and 1.28x for parse and facts (BenchmarkParse/200MB and
+// BenchmarkParseFacts/200MB, one core, medians of five rounds run in
+// turn), the page-table and TLB work of the mapping costing more than the
+// kernel's copy.
 
 // parseInput reads r.
 func parseInput(ctx context.Context, r io.Reader, name string, opt parOptions) (*Trace, error) {
