@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -140,15 +141,9 @@ func Analyze(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Inside a directory, a JSON file that cannot be read as a trace (an
-	// Execution Trace, a config, a file with no events) is skipped and
-	// listed in the report; named files fail, and so does a file named as
-	// tensorboard_trace_handler names a rank's trace (*.pt.trace.json): a
-	// damaged rank must not drop out of a job's report unnoticed.
 	res := &Result{SchemaVersion: ResultSchemaVersion, Skipped: scanSkipped}
 	for i := range files {
-		var ie *InputError
-		if errs[i] != nil && files[i].fromDir && errors.As(errs[i], &ie) && !handlerTraceName(files[i].path) {
+		if errs[i] != nil && skippable(files[i], errs[i]) {
 			res.Skipped = append(res.Skipped, Skipped{Path: files[i].path, Reason: errs[i].Error()})
 			errs[i] = nil
 			continue
@@ -514,6 +509,20 @@ func crossChecks(h *trace.Health, f *facts.Facts) []trace.Diagnostic {
 			Message: fmt.Sprintf("the file was cut inside its GPU events: %.0f%% of kernel launches have no GPU activity, so GPU busy time and kernel counts are too low", 100**f.OrphanLaunchRatio)}}
 	}
 	return nil
+}
+
+// skippable reports whether f's read error skips f instead of failing
+// the run. Inside a directory, a JSON file that is not a trace (an
+// Execution Trace, a config, a file with no events) is skipped and listed
+// in the report. Named files fail; so does a file named as
+// tensorboard_trace_handler names a rank's trace (*.pt.trace.json), and
+// any file that could not be read (permission, an I/O error) or changed
+// while it was read: a rank must not drop out of a job's report unnoticed.
+func skippable(f inputFile, err error) bool {
+	var ie *InputError
+	var pe *fs.PathError
+	return f.fromDir && errors.As(err, &ie) && !handlerTraceName(f.path) &&
+		!errors.Is(err, trace.ErrChanged) && !errors.As(err, &pe)
 }
 
 // handlerTraceName reports whether a file is named as

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/stepdoctor/stepdoctor/internal/objstore"
 	"github.com/stepdoctor/stepdoctor/rules"
 
+	"github.com/stepdoctor/stepdoctor/engine/trace"
 	"github.com/stepdoctor/stepdoctor/engine/trace/tracetest"
 )
 
@@ -307,4 +309,29 @@ func findingIDs(r *Result) string {
 		}
 	}
 	return strings.Join(ids, " ")
+}
+
+// TestSkippable: inside a directory only a file that is not a trace is
+// skipped; one that could not be read or changed while it was read fails
+// the run, as do named files and tensorboard_trace_handler rank names.
+func TestSkippable(t *testing.T) {
+	notTrace := &InputError{fmt.Errorf("parse trace d/config.json: %w", trace.ErrNotKineto)}
+	changed := &InputError{fmt.Errorf("parse trace d/rank0.json: byte 9: %w", trace.ErrChanged)}
+	denied := &InputError{fmt.Errorf("open trace: %w", &fs.PathError{Op: "open", Path: "d/rank0.json", Err: fs.ErrPermission})}
+	for _, tt := range []struct {
+		f    inputFile
+		err  error
+		want bool
+	}{
+		{inputFile{path: "d/config.json", fromDir: true}, notTrace, true},
+		{inputFile{path: "d/config.json"}, notTrace, false},
+		{inputFile{path: "d/w0.pt.trace.json", fromDir: true}, notTrace, false},
+		{inputFile{path: "d/rank0.json", fromDir: true}, changed, false},
+		{inputFile{path: "d/rank0.json", fromDir: true}, denied, false},
+		{inputFile{path: "d/rank0.json", fromDir: true}, errors.New("internal"), false},
+	} {
+		if got := skippable(tt.f, tt.err); got != tt.want {
+			t.Errorf("skippable(%+v, %v) = %v, want %v", tt.f, tt.err, got, tt.want)
+		}
+	}
 }

@@ -3,7 +3,9 @@ package trace_test
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -131,11 +133,32 @@ func TestFileCutShort(t *testing.T) {
 		_, err = trace.ParseWith(&cutAfterFirstRead{File: f, size: int64(c.size)}, path, c.workers, 64<<10)
 		f.Close()
 		t.Logf("%d workers, cut to %d: %v", c.workers, c.size, err)
-		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "changed while it was read") {
+		if err == nil || !strings.Contains(err.Error(), path) || !errors.Is(err, trace.ErrChanged) {
 			t.Errorf("%d workers, cut to %d: error %v, want one naming %s that says it changed while it was read", c.workers, c.size, err, path)
 		}
 	}
+	// A stream that gives its size (a file:// or object-store reader)
+	// and ends before it: the same error, naming where it ended.
+	data := b.String()
+	for _, workers := range []int{1, 2} {
+		r := sizedReader{strings.NewReader(data[:100]), int64(len(data))}
+		_, err := trace.ParseWith(r, path, workers, 64<<10)
+		if !errors.Is(err, trace.ErrChanged) || !strings.Contains(err.Error(), "byte 100:") {
+			t.Errorf("%d workers, a stream short of its size: error %v, want ErrChanged at byte 100", workers, err)
+		}
+		if _, err := trace.ParseWith(sizedReader{strings.NewReader(data), int64(len(data))}, path, workers, 64<<10); err != nil {
+			t.Errorf("%d workers, a stream of its size: %v", workers, err)
+		}
+	}
 }
+
+// sizedReader is a stream that tells a size, as object-store readers do.
+type sizedReader struct {
+	io.Reader
+	size int64
+}
+
+func (s sizedReader) Size() int64 { return s.size }
 
 // TestSameResultHoweverRead: trailing data and over-long tokens give the
 // same result whether the input is a byte stream, a stream read a byte at

@@ -24,6 +24,11 @@ const (
 // Chrome/Kineto trace (for example a PyTorch Execution Trace).
 var ErrNotKineto = errors.New("not a Kineto trace")
 
+// ErrChanged is wrapped by Parse when the input changed while it was
+// read: a file shorter after the read than when it began, or a stream of
+// a known size that ended before it.
+var ErrChanged = errors.New("the file changed while it was read")
+
 // Parse reads one trace from r (plain JSON or gzip, detected by magic
 // bytes). name labels errors and diagnostics. Errors are "parse trace NAME:
 // ..." and name the byte offset in the uncompressed stream.
@@ -87,7 +92,7 @@ func parseInput(ctx context.Context, r io.Reader, name string, opt parOptions) (
 	if err := p.run(); err != nil {
 		return nil, fmt.Errorf("parse trace %s: %w", name, err)
 	}
-	if err := changedWhileRead(r, size, raw.n.Load()); err != nil {
+	if err := changedWhileRead(r, size, raw); err != nil {
 		return nil, fmt.Errorf("parse trace %s: %w", name, err)
 	}
 	if len(p.t.Events) == 0 {
@@ -604,32 +609,42 @@ func (c ctxReader) Read(b []byte) (int, error) {
 // For gzip it is read by the decompressor's read-ahead goroutine while the
 // parser reads the count, hence the atomic.
 type rawCounter struct {
-	r io.Reader
-	n atomic.Int64
+	r   io.Reader
+	n   atomic.Int64
+	eof atomic.Bool // r returned io.EOF
 }
 
 func (c *rawCounter) Read(b []byte) (int, error) {
 	n, err := c.r.Read(b)
 	c.n.Add(int64(n))
+	if err == io.EOF {
+		c.eof.Store(true)
+	}
 	return n, err
 }
 
-// inputSize is the input's size in bytes when it can tell (a file, or a
-// reader with a Size method), else 0.
-// changedWhileRead is the error for a file that is shorter after the read
-// than the size it had when the read began (a trace being rewritten, or a
-// file cut short): what was read is then no trace to judge, not a
-// truncated one to repair. An input whose size is unknown passes.
-func changedWhileRead(r io.Reader, size, read int64) error {
+// changedWhileRead is the error (wrapping ErrChanged) for an input of a
+// known size that is shorter after the read than when it began (a trace
+// being rewritten, or a file cut short), or whose stream ended before
+// that size (a file:// or object-store reader of such a file): what was
+// read is then no trace to judge, not a truncated one to repair. Sizes
+// are raw (compressed) bytes; an input of unknown size passes.
+func changedWhileRead(r io.Reader, size int64, raw *rawCounter) error {
 	if size <= 0 {
 		return nil
 	}
+	read := raw.n.Load()
 	if now := inputSize(r); now < size {
-		return fmt.Errorf("byte %d: the file changed while it was read (%d bytes when the read began, %d now): read it again once it is complete", min(read, now), size, now)
+		return fmt.Errorf("byte %d: %w (%d bytes when the read began, %d now): read it again once it is complete", min(read, now), ErrChanged, size, now)
+	}
+	if raw.eof.Load() && read < size {
+		return fmt.Errorf("byte %d: %w (the input ended there, of the %d bytes it had when the read began): read it again once it is complete", read, ErrChanged, size)
 	}
 	return nil
 }
 
+// inputSize is the input's size in bytes when it can tell (a file, or a
+// reader with a Size method), else 0.
 func inputSize(r io.Reader) int64 {
 	switch v := r.(type) {
 	case interface{ Size() int64 }:
