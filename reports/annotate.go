@@ -54,6 +54,15 @@ const maxAnnotateString = 4 << 10
 // above, atomically to out (WriteFile). A gzip input (by its magic bytes)
 // is read through gzip; out is gzip when its name ends in ".gz".
 func AnnotateFile(out, in string, findings []rules.Finding) error {
+	return annotateFile(out, in, findings, 0)
+}
+
+// annotateFile is AnnotateFile for a trace whose analysis read analyzed
+// uncompressed bytes (0: not known): a file that now ends before that is
+// one that changed since it was analyzed, and the copy fails saying so,
+// whatever the splice met (a cut file reads as a trace that ends too
+// soon). A longer file is not: the analysis may have stopped at damage.
+func annotateFile(out, in string, findings []rules.Finding, analyzed int64) error {
 	f, err := os.Open(in)
 	if err != nil {
 		return fmt.Errorf("open trace: %w", err)
@@ -69,26 +78,44 @@ func AnnotateFile(out, in string, findings []rules.Finding) error {
 		zr.Multistream(true)
 		src = zr
 	}
+	cr := &countReader{r: src}
+	annotate := func(w io.Writer) error {
+		err := AnnotateTrace(w, cr, findings)
+		if cr.eof && cr.n < analyzed {
+			return fmt.Errorf("annotate trace %s: byte %d: the file changed since it was analyzed (it ends there; the analysis read %d bytes): analyze it again", in, cr.n, analyzed)
+		}
+		if err != nil {
+			return fmt.Errorf("annotate trace %s: %w", in, err)
+		}
+		return nil
+	}
 	return WriteFile(out, func(w io.Writer) error {
 		if !strings.HasSuffix(strings.ToLower(out), ".gz") {
-			return annotateErr(in, AnnotateTrace(w, src, findings))
+			return annotate(w)
 		}
 		zw, err := gzip.NewWriterLevel(w, gzip.DefaultCompression)
 		if err != nil {
 			return err
 		}
-		if err := AnnotateTrace(zw, src, findings); err != nil {
-			return annotateErr(in, err)
+		if err := annotate(zw); err != nil {
+			return err
 		}
 		return zw.Close()
 	})
 }
 
-func annotateErr(in string, err error) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf("annotate trace %s: %w", in, err)
+// countReader counts the bytes read from r and whether r ended.
+type countReader struct {
+	r   io.Reader
+	n   int64
+	eof bool
+}
+
+func (c *countReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += int64(n)
+	c.eof = c.eof || err == io.EOF
+	return n, err
 }
 
 // AnnotateResult annotates the one trace of r (an error for none or
@@ -105,7 +132,7 @@ func AnnotateResult(out string, r *engine.Result) error {
 	case engine.IsFactsFile(tr.Input.Path):
 		return fmt.Errorf("annotate trace: %s is a facts file, not a trace; give the trace it came from", tr.Input.Path)
 	}
-	return AnnotateFile(out, tr.Input.Path, tr.Findings)
+	return annotateFile(out, tr.Input.Path, tr.Findings, tr.Input.Bytes)
 }
 
 // AnnotateTrace copies the uncompressed Chrome-trace JSON from src to w,

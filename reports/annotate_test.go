@@ -521,6 +521,36 @@ func TestAnnotateResultRefuses(t *testing.T) {
 	}
 }
 
+// TestAnnotateChangedSinceAnalyzed: a trace file that ends before the
+// bytes its analysis read (cut between analyze's read and the annotate
+// pass) fails saying it changed, not that it is a cut trace, and writes
+// no annotated file; the same file unchanged is annotated.
+func TestAnnotateChangedSinceAnalyzed(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "testdata", "traces", "launch_bound.pt.trace.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "t.json"), filepath.Join(dir, "out.json")
+	if err := os.WriteFile(in, src[:len(src)/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := &engine.Result{Traces: []*engine.TraceResult{{Input: engine.Input{Path: in, Bytes: int64(len(src))}}}}
+	err = AnnotateResult(out, r)
+	if err == nil || !strings.Contains(err.Error(), "changed since it was analyzed") || !strings.Contains(err.Error(), in) {
+		t.Errorf("cut since analyzed: error %v, want one naming %s that says it changed since it was analyzed", err, in)
+	}
+	if _, serr := os.Stat(out); serr == nil {
+		t.Errorf("an annotated file was written for a changed trace")
+	}
+	if err := os.WriteFile(in, src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := AnnotateResult(out, r); err != nil {
+		t.Errorf("unchanged: %v", err)
+	}
+}
+
 // BenchmarkAnnotate measures the copy-and-splice pass (uncompressed, no
 // gzip) on the sample launch-bound trace's events repeated to about 20 MB.
 func BenchmarkAnnotate(b *testing.B) {

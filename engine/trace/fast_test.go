@@ -193,3 +193,61 @@ func TestSameResultHoweverRead(t *testing.T) {
 		}
 	}
 }
+
+// growAfterFirstRead is a trace file that a writer appends to once its
+// first read returns, as a profiler still writing it does.
+type growAfterFirstRead struct {
+	*os.File
+	more  string
+	grown bool
+}
+
+func (g *growAfterFirstRead) Read(b []byte) (int, error) {
+	n, err := g.File.Read(b)
+	if !g.grown {
+		g.grown = true
+		w, werr := os.OpenFile(g.Name(), os.O_APPEND|os.O_WRONLY, 0)
+		if werr != nil {
+			return n, werr
+		}
+		defer w.Close()
+		if _, werr := w.WriteString(g.more); werr != nil {
+			return n, werr
+		}
+	}
+	return n, err
+}
+
+// TestFileGrewWhileRead: a file that grows while it is read is read to
+// its new end, with a warning that says it was still being written.
+func TestFileGrewWhileRead(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"traceEvents":[`)
+	for i := 0; i < 5000; i++ {
+		fmt.Fprintf(&b, `{"ph":"X","cat":"cpu_op","name":"op%d","pid":1,"tid":1,"ts":%d,"dur":1},`, i%7, i)
+	}
+	head := b.String()
+	tail := `{"ph":"X","cat":"cpu_op","name":"last","pid":1,"tid":1,"ts":9000,"dur":1}]}`
+	path := filepath.Join(t.TempDir(), "growing.json")
+	for _, workers := range []int{1, 2} {
+		if err := os.WriteFile(path, []byte(head), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := trace.ParseWith(&growAfterFirstRead{File: f, more: tail}, path, workers, 64<<10)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%d workers: %v", workers, err)
+		}
+		var warned bool
+		for _, d := range tr.Health.Diagnostics {
+			warned = warned || d.Reason == "grew_while_read" && d.Kind == trace.DiagWarning
+		}
+		if !warned || len(tr.Events) != 5001 || tr.Health.Repaired {
+			t.Errorf("%d workers: %d events, repaired %v, diagnostics %v; want 5001 events, not repaired, a grew_while_read warning", workers, len(tr.Events), tr.Health.Repaired, tr.Health.Diagnostics)
+		}
+	}
+}
