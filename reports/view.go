@@ -307,12 +307,28 @@ func verdict(f *facts.Facts) string {
 		parts = append(parts, strconv.FormatInt(*f.MemcpyPageableCount, 10)+" pageable memcpys")
 	}
 	if f.StepTimeUS != nil && len(parts) < 3 {
-		parts = append(parts, "mean step "+fmtDur(f.StepTimeUS.Mean))
+		parts = append(parts, stepHeadline(f.StepsCount, *f.StepTimeUS))
 	}
 	if len(parts) == 0 {
 		return "no headline facts could be measured"
 	}
 	return strings.Join(parts, "; ")
+}
+
+// skewedStep is how far the mean step may sit from the median before the
+// headline gives the median first (a stepdoctor default): a few short
+// steps (the CPU running ahead of a deep GPU queue before it fills, a
+// step cut by the record window) pull the mean away from the typical step.
+const skewedStep = 0.10
+
+// stepHeadline is the headline's step time: the mean, or with three steps
+// or more and a mean more than skewedStep off the median, the median with
+// the mean beside it.
+func stepHeadline(steps int, s facts.StepStats) string {
+	if steps >= 3 && s.P50 > 0 && math.Abs(s.Mean-s.P50) > skewedStep*s.P50 {
+		return "median step " + fmtDur(s.P50) + " (mean " + fmtDur(s.Mean) + ")"
+	}
+	return "mean step " + fmtDur(s.Mean)
 }
 
 // factRows flattens every fact (json tag order, nested structs as
