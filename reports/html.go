@@ -40,9 +40,11 @@ type htmlPage struct {
 	// table and the sections leave out ("" when none).
 	RanksTotal  int
 	RanksHidden string
-	Notes       []string
-	Skipped     []engine.Skipped
-	About       aboutView
+	// RanksStraggler is the job's headline when one rank paces the others.
+	RanksStraggler string
+	Notes          []string
+	Skipped        []engine.Skipped
+	About          aboutView
 	// RuleErrors are the failed rules; RuleErrorsHeading introduces them.
 	RuleErrors        []ruleErrorView
 	RuleErrorsHeading string
@@ -136,7 +138,7 @@ func HTML(w io.Writer, r *engine.Result) error {
 	}
 	foc := focusRanks(r, rankTable(r))
 	views := shownViews(buildViews(r), foc)
-	page := htmlPage{Many: len(views) > 1 || foc.Hidden > 0, Ranks: foc.Rows, RanksTotal: len(foc.Rows) + foc.Hidden, RanksHidden: foc.HiddenLine(), Notes: r.Notes, Skipped: r.Skipped, About: buildAbout(r.About), RuleErrors: ruleErrorViews(r), Baseline: buildBaseline(r)}
+	page := htmlPage{Many: len(views) > 1 || foc.Hidden > 0, Ranks: foc.Rows, RanksTotal: len(foc.Rows) + foc.Hidden, RanksHidden: foc.HiddenLine(), RanksStraggler: foc.Straggler, Notes: r.Notes, Skipped: r.Skipped, About: buildAbout(r.About), RuleErrors: ruleErrorViews(r), Baseline: buildBaseline(r)}
 	page.RuleErrorsHeading = ruleErrorsHeading(len(page.RuleErrors))
 	docSeen := map[string]bool{}
 	for _, v := range views {

@@ -54,7 +54,10 @@ type rankFocus struct {
 	// by rule, most ranks first.
 	Hidden         int
 	HiddenFindings []hiddenFinding
-	show           map[int]bool // Result.Traces indexes shown; nil: all
+	// Straggler is the job's headline when one rank paces the others
+	// (stragglerLine), else "".
+	Straggler string
+	show      map[int]bool // Result.Traces indexes shown; nil: all
 }
 
 // hiddenFinding is one rule that fired on ranks left out of a report.
@@ -86,7 +89,7 @@ func (f rankFocus) HiddenLine() string {
 // manyRanks).
 func focusRanks(r *engine.Result, rows []rankRow) rankFocus {
 	if len(rows) <= manyRanks {
-		return rankFocus{Rows: rows}
+		return rankFocus{Rows: rows, Straggler: stragglerLine(r, rows)}
 	}
 	order := make([]int, 0, len(rows))
 	for i, row := range rows {
@@ -120,7 +123,7 @@ func focusRanks(r *engine.Result, rows []rankRow) rankFocus {
 		picked[i] = true
 	}
 	picked[med] = true
-	foc := rankFocus{show: map[int]bool{}}
+	foc := rankFocus{show: map[int]bool{}, Straggler: stragglerLine(r, rows)}
 	hidden := map[string]*hiddenFinding{}
 	for i, row := range rows {
 		if !picked[i] {
@@ -155,6 +158,38 @@ func focusRanks(r *engine.Result, rows []rankRow) rankFocus {
 		return x.Rule < y.Rule
 	})
 	return foc
+}
+
+// stragglerLine says which rank paces the job, what the ranks lose
+// waiting for it and the straggler's first finding, or "" without a
+// straggler. It heads the rank table because the straggler's window shows
+// none of that wait (straggler-rank's impact is 0 there, the wait being
+// on the other ranks), so its findings never rank first on their own
+// although they are the job's bottleneck.
+func stragglerLine(r *engine.Result, rows []rankRow) string {
+	for _, row := range rows {
+		if !row.Straggler {
+			continue
+		}
+		tr := r.Traces[row.Index]
+		f := tr.Facts
+		if f == nil || f.RankLastArrivalRatio == nil || f.RanksCollectiveWaitRatio == nil {
+			return ""
+		}
+		of := "step time"
+		if !f.HasSteps {
+			of = "the window"
+		}
+		s := fmt.Sprintf("Rank %s paces the job: it starts %s of the collectives last, and the ranks wait a median %s of %s for the last arrival.",
+			row.Rank, fmtPct(*f.RankLastArrivalRatio), fmtPct(*f.RanksCollectiveWaitRatio), of)
+		for _, fd := range tr.Findings {
+			if fd.Rule != "straggler-rank" && fd.Impact > 0 {
+				return s + fmt.Sprintf(" Its own findings are the job's bottleneck; the first is %s (%s, %s of its window).", fd.Rule, fd.Title, fmtPct(fd.Impact))
+			}
+		}
+		return s + " Its own findings are the job's bottleneck."
+	}
+	return ""
 }
 
 // dev is the largest distance of a ratio to the median from 1.
@@ -255,6 +290,9 @@ func mdRankTable(b *strings.Builder, foc rankFocus) {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %d |\n", rank, bold(r.StepMean, r.StepOut), r.Busy, bold(r.Compute, r.ComputeOut), bold(r.Comm, r.CommOut), r.Exposed, r.LastArrival, r.Findings)
 	}
 	b.WriteString("\n")
+	if foc.Straggler != "" {
+		b.WriteString(mdText(foc.Straggler) + "\n\n")
+	}
 	if line := foc.HiddenLine(); line != "" {
 		b.WriteString(mdText(line) + "\n\n")
 	}

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"html"
 	"io"
 	"regexp"
 	"slices"
@@ -174,5 +175,36 @@ func TestBaselineViewManyPairs(t *testing.T) {
 	}
 	if buildBaseline(&engine.Result{}) != nil {
 		t.Error("a view without --baseline")
+	}
+}
+
+// TestStragglerHeadline: with a straggler the rank table is followed by
+// the job's headline, naming the straggler, the median wait and its first
+// finding with time behind it (not straggler-rank, whose impact is 0 on
+// its own window), in text, Markdown and HTML.
+func TestStragglerHeadline(t *testing.T) {
+	r := twoRanks()
+	st := r.Traces[1]
+	st.Facts.RanksCollectiveWaitRatio = f64(0.347)
+	st.Findings = []rules.Finding{
+		{Rule: "straggler-rank", Title: "One rank makes the others wait at every collective"},
+		{Rule: "launch-bound", Title: "GPU waits on kernel launches", Impact: 0.389},
+	}
+	want := "Rank 1 paces the job: it starts 100.0% of the collectives last, and the ranks wait a median 34.7% of step time for the last arrival. Its own findings are the job's bottleneck; the first is launch-bound (GPU waits on kernel launches, 38.9% of its window)."
+	txt := string(render(t, func(w io.Writer, r *engine.Result) error { return Text(w, r, Terminal{}) }, r))
+	md := string(render(t, Markdown, r))
+	h := string(render(t, HTML, r))
+	if !strings.Contains(txt, want) {
+		t.Errorf("text lacks the straggler headline %q:\n%s", want, txt)
+	}
+	if !strings.Contains(md, want) {
+		t.Errorf("Markdown lacks the straggler headline %q:\n%s", want, md)
+	}
+	if hw := `<p class="straggler">` + html.EscapeString(want) + `</p>`; !strings.Contains(h, hw) {
+		t.Errorf("HTML lacks %q", hw)
+	}
+	st.Facts.RanksCollectiveWaitRatio = nil
+	if md := string(render(t, Markdown, r)); strings.Contains(md, "paces the job") {
+		t.Error("a straggler headline without the measured wait")
 	}
 }

@@ -93,6 +93,9 @@ func Text(w io.Writer, r *engine.Result, t Terminal) error {
 			}
 			fmt.Fprintf(&b, "  %4s  %s  %s  %s  %s  %s%s\n", rr.Rank, rr.StepMean, rr.Busy, rr.Compute, rr.Comm, rr.LastArrival, mark)
 		}
+		if foc.Straggler != "" {
+			fmt.Fprintf(&b, "  %s\n", clean(foc.Straggler))
+		}
 		if line := foc.HiddenLine(); line != "" {
 			fmt.Fprintf(&b, "  %s\n", clean(line))
 		}
