@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // Limits that mark corrupt records (docs/ARCHITECTURE.md "Fine print").
@@ -355,7 +357,12 @@ func (p *parser) trailer() {
 			lx.pos = lx.end
 		}
 	}
-	if lx.rerr != nil {
+	if errors.Is(lx.rerr, gzip.ErrChecksum) {
+		// The JSON parsed whole, but the CRC-32 of what was inflated is not
+		// the one the compressor wrote: some bytes are damaged, and where
+		// cannot be told (a flipped digit still parses).
+		p.note(DiagRepair, "gzip_checksum", "the gzip checksum (CRC-32) of the inflated data does not match its trailer: some bytes are damaged, where cannot be told; figures may be wrong", lx.offset())
+	} else if lx.rerr != nil {
 		// The JSON is complete, so every event was read; what failed is the
 		// gzip trailer or bytes after the last member.
 		p.note(DiagWarning, "gzip_trailer", "compressed stream ends badly after the complete JSON ("+lx.rerr.Error()+"): trailing bytes or a cut trailer; the trace data is complete", lx.offset())

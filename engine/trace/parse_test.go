@@ -282,6 +282,14 @@ func TestGzipMembersAndCut(t *testing.T) {
 	if err != nil || tr.Health.Repaired || diag(tr, "gzip_trailer") == nil || len(tr.Events) != 2 {
 		t.Fatalf("cut gzip trailer: %v %+v", err, tr.Health)
 	}
+	// A CRC-32 in the trailer that does not match the inflated bytes:
+	// damaged somewhere, though the JSON parsed: a repair, not a warning.
+	bad := bytes.Clone(data)
+	bad[len(bad)-8] ^= 0xff
+	tr, err = Parse(bytes.NewReader(bad), "crc.json.gz")
+	if err != nil || !tr.Health.Repaired || diag(tr, "gzip_checksum") == nil || diag(tr, "gzip_trailer") != nil {
+		t.Fatalf("bad gzip checksum: %v %+v", err, tr.Health)
+	}
 	// A stream flushed after each event, as a job killed mid-write leaves it.
 	var flushed bytes.Buffer
 	w := gzip.NewWriter(&flushed)
