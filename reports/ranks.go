@@ -160,19 +160,19 @@ func focusRanks(r *engine.Result, rows []rankRow) rankFocus {
 	return foc
 }
 
-// stragglerLine says which rank paces the job, what the ranks lose
-// waiting for it and the straggler's first finding, or "" without a
-// straggler. It heads the rank table because the straggler's window shows
-// none of that wait (straggler-rank's impact is 0 there, the wait being
-// on the other ranks), so its findings never rank first on their own
-// although they are the job's bottleneck.
+// stragglerLine says which rank paces the job and what the ranks lose
+// waiting for it, or "" without a straggler. It follows the rank table
+// because the straggler's window shows none of that wait (straggler-rank's
+// impact is 0 there, the wait being on the other ranks), so no finding
+// ranks it first. It names no finding as the cause: the delay may come
+// from before the profiled window (a late step start, a slow batch), which
+// no finding of the straggler's window measures.
 func stragglerLine(r *engine.Result, rows []rankRow) string {
 	for _, row := range rows {
 		if !row.Straggler {
 			continue
 		}
-		tr := r.Traces[row.Index]
-		f := tr.Facts
+		f := r.Traces[row.Index].Facts
 		if f == nil || f.RankLastArrivalRatio == nil || f.RanksCollectiveWaitRatio == nil {
 			return ""
 		}
@@ -180,14 +180,9 @@ func stragglerLine(r *engine.Result, rows []rankRow) string {
 		if !f.HasSteps {
 			of = "the window"
 		}
-		s := fmt.Sprintf("Rank %s paces the job: it starts %s of the collectives last, and the ranks wait a median %s of %s for the last arrival.",
-			row.Rank, fmtPct(*f.RankLastArrivalRatio), fmtPct(*f.RanksCollectiveWaitRatio), of)
-		for _, fd := range tr.Findings {
-			if fd.Rule != "straggler-rank" && fd.Impact > 0 {
-				return s + fmt.Sprintf(" Its own findings are the job's bottleneck; the first is %s (%s, %s of its window).", fd.Rule, fd.Title, fmtPct(fd.Impact))
-			}
-		}
-		return s + " Its own findings are the job's bottleneck."
+		return fmt.Sprintf("Rank %s paces the job: it starts %s of the collectives last, and the ranks wait a median %s of %s for the last arrival. "+
+			"What delays rank %s (its own findings, or work before the profiled window such as a late step start or a slow batch) is the job's bottleneck, not the other ranks' communication.",
+			row.Rank, fmtPct(*f.RankLastArrivalRatio), fmtPct(*f.RanksCollectiveWaitRatio), of, row.Rank)
 	}
 	return ""
 }

@@ -59,7 +59,7 @@ finding contains f if {
 	input.rank_straggler == true
 	wait := input.ranks_collective_wait_ratio
 	f := {
-		"msg": sprintf("%s starts %s of the collectives last among %d ranks: the ranks wait a median %s %s for the last arrival. This rank's own findings are the job's bottleneck: fixing them shortens every rank's step", [rank, lib.pct(input.rank_last_arrival_ratio), input.rank_count, lib.pct(wait), lib.of_time]),
+		"msg": sprintf("%s starts %s of the collectives last among %d ranks: the ranks wait a median %s %s for the last arrival. What delays this rank (its own findings, or work before the profiled window such as a late step start or a slow batch) sets every rank's step", [rank, lib.pct(input.rank_last_arrival_ratio), input.rank_count, lib.pct(wait), lib.of_time]),
 		"impact": 0,
 		"severity": "low",
 		"evidence": [
