@@ -201,7 +201,7 @@ func capabilityHint(def facts.Def) string {
 
 // HintGPUMissing explains null GPU facts of a GPU job recorded without
 // its GPU activity (gpu_activity_missing).
-const HintGPUMissing = "GPU activity was not recorded although the trace shows a GPU job (gpu_activity_missing_reason): re-profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] (CUDA also covers ROCm)"
+const HintGPUMissing = "GPU activity was not recorded although the trace shows a GPU job (kernel launches, GPUs in deviceProperties or nccl: collectives): re-profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] (CUDA also covers ROCm)"
 
 // HintLoaderInference explains a missing DataLoader on an inference trace.
 const HintLoaderInference = "no DataLoader iteration was recorded: inference and serving loops feed batches without a DataLoader, so the input-pipeline rule does not apply"
