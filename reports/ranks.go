@@ -181,7 +181,7 @@ func stragglerLine(r *engine.Result, rows []rankRow) string {
 			of = "the window"
 		}
 		return fmt.Sprintf("Rank %s paces the job: it starts %s of the collectives last, and the ranks wait a median %s of %s for the last arrival. "+
-			"What delays rank %s (its own findings, or work before the profiled window such as a late step start or a slow batch) is the job's bottleneck, not the other ranks' communication.",
+			"What delays rank %s (its findings, or work before the window: a late step start, a slow batch) sets the job's pace.",
 			row.Rank, fmtPct(*f.RankLastArrivalRatio), fmtPct(*f.RanksCollectiveWaitRatio), of, row.Rank)
 	}
 	return ""

@@ -444,9 +444,11 @@ references: [https://pytorch.org/docs/stable/profiler.html]
 	}
 }
 
-// TestManyRanksHTMLSize: the 8-rank DLRM report stays under 400 KB (per
+// TestManyRanksHTMLSize: the 8-rank DLRM report stays under 410 KB (per
 // rank: its findings, breakdown, top kernels and operators; every fact is
-// in the JSON report).
+// in the JSON report). It was 400 KB until the rule docs gained their fix
+// variants for GPUs below compute capability 7.0, CPU jobs and inference
+// (about 6 KB of this report, each doc printed once).
 func TestManyRanksHTMLSize(t *testing.T) {
 	dir := filepath.Join(factstest.SharedTraces(t), "param", "dlrm_kineto")
 	out := filepath.Join(t.TempDir(), "ranks.html")
@@ -457,8 +459,8 @@ func TestManyRanksHTMLSize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b) >= 400_000 {
-		t.Errorf("8-rank HTML is %d bytes, want under 400 KB", len(b))
+	if len(b) >= 410_000 {
+		t.Errorf("8-rank HTML is %d bytes, want under 410 KB", len(b))
 	}
 	if s := string(b); !strings.Contains(s, "straggler") || strings.Count(s, "<th>Kernel</th>") != 8 {
 		t.Errorf("8-rank HTML lost the straggler mark or a rank's kernel table")

@@ -19,14 +19,18 @@
 #
 #   **Fix.**
 #
-#   ```python
+#   ```python variant=default
 #   opt = torch.optim.AdamW(model.parameters(), lr=lr, fused=True)    # CUDA, fp32/fp16/bf16 params
 #   opt = torch.optim.SGD(model.parameters(), lr=lr, foreach=True)    # multi-tensor
 #   ```
 #
 #   On a CPU job PyTorch never picks foreach by itself (the default applies
 #   to CUDA tensors only), so every optimizer runs the per-parameter loop
-#   unless `foreach=True` is passed.
+#   unless `foreach=True` is passed (or, from PyTorch 2.4, `fused=True`):
+#
+#   ```python variant=cpu
+#   opt = torch.optim.AdamW(model.parameters(), lr=lr, foreach=True)
+#   ```
 #
 #   **Impact estimate.** On a GPU job, the GPU idle time while the host was
 #   in optimizer spans (`gpu_idle_optimizer_ratio`), less what
@@ -82,12 +86,17 @@ while := sprintf("the GPU is idle %s %s while it runs", [lib.pct(input.gpu_idle_
 	input.gpu_idle_optimizer_ratio != null
 } else := sprintf("Optimizer.step and zero_grad take %s %s on the CPU, where PyTorch does not pick foreach by itself", [lib.pct(input.optimizer_time_ratio), lib.of_time])
 
+fix := "cpu" if lib.cpu_job
+
+else := "default"
+
 finding contains f if {
 	input.optimizer_single_tensor == true
 	claim > 0
 	f := {
 		"msg": sprintf("The optimizer step runs the single-tensor implementation (per-parameter ops, no _foreach_/_fused_ kernels%s); %s", [ops, while]),
 		"impact": claim,
+		"fix": fix,
 		"severity": lib.severity(claim, "high"),
 		"evidence": [
 			{"name": "gpu_idle_optimizer_ratio", "value": input.gpu_idle_optimizer_ratio, "unit": "ratio"},
