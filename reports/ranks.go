@@ -176,13 +176,9 @@ func stragglerLine(r *engine.Result, rows []rankRow) string {
 		if f == nil || f.RankLastArrivalRatio == nil || f.RanksCollectiveWaitRatio == nil {
 			return ""
 		}
-		of := "step time"
-		if !f.HasSteps {
-			of = "the window"
-		}
-		return fmt.Sprintf("Rank %s paces the job: it starts %s of the collectives last, and the ranks wait a median %s of %s for the last arrival. "+
+		return fmt.Sprintf("Rank %s paces the job: it starts %s of the collectives last, and the ranks wait a median %s %s for the last arrival. "+
 			"What delays rank %s (its findings, or work before the window: a late step start, a slow batch) sets the job's pace.",
-			row.Rank, fmtPct(*f.RankLastArrivalRatio), fmtPct(*f.RanksCollectiveWaitRatio), of, row.Rank)
+			row.Rank, fmtPct(*f.RankLastArrivalRatio), fmtPct(*f.RanksCollectiveWaitRatio), ofTime(f), row.Rank)
 	}
 	return ""
 }

@@ -184,10 +184,7 @@ func buildView(i int, tr *engine.TraceResult) traceView {
 		v.Steps = f.StepsCount
 		v.HasSteps = f.HasSteps
 		v.StepsLabel = stepsLabel(f)
-		v.OfTime = "of step time"
-		if !f.HasSteps {
-			v.OfTime = "of the window"
-		}
+		v.OfTime = ofTime(f)
 		v.Window = fmtMS(f.WindowUS)
 		v.GPUBusy = f.GPUBusyRatio
 		v.GPUIdle = f.GPUIdleRatio
@@ -294,11 +291,7 @@ func verdict(f *facts.Facts) string {
 		parts = append(parts, idle)
 	}
 	if f.DataloaderTimeRatio != nil && *f.DataloaderTimeRatio >= 0.0005 { // a 0.0% share is not a headline
-		of := " of step time"
-		if !f.HasSteps {
-			of = " of the window"
-		}
-		parts = append(parts, "DataLoader takes "+fmtPct(*f.DataloaderTimeRatio)+of)
+		parts = append(parts, "DataLoader takes "+fmtPct(*f.DataloaderTimeRatio)+" "+ofTime(f))
 	}
 	if f.SyncPerStep != nil && *f.SyncPerStep > 0 && f.HasGPU { // without a GPU, .item() reads host memory
 		parts = append(parts, fixed(*f.SyncPerStep, 1)+" host syncs per step")
@@ -313,6 +306,15 @@ func verdict(f *facts.Facts) string {
 		return "no headline facts could be measured"
 	}
 	return strings.Join(parts, "; ")
+}
+
+// ofTime is what a ratio of the trace's time is of: "of step time", or
+// "of the window" without steps.
+func ofTime(f *facts.Facts) string {
+	if !f.HasSteps {
+		return "of the window"
+	}
+	return "of step time"
 }
 
 // skewedStep is how far the mean step may sit from the median before the

@@ -235,8 +235,10 @@ func compileExprRule(r *Rule, y *exprRuleYAML) (*exprEval, error) {
 	// compileChecked compiles src; nullsChecked rejects nullable facts
 	// not in requires (checkNullable).
 	compileChecked := func(what, src string, nullsChecked bool, opts ...expr.Option) (*vm.Program, error) {
-		if err := checkNullable(src, r.Requires); nullsChecked && err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
+		if nullsChecked {
+			if err := checkNullable(src, r.Requires); err != nil {
+				return nil, fmt.Errorf("%s: %w", what, err)
+			}
 		}
 		if tree, err := parser.Parse(src); err == nil {
 			if err := checkReserved(tree.Node); err != nil {

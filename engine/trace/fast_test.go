@@ -109,18 +109,25 @@ func (c *cutAfterFirstRead) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// TestFileCutShort: a file cut short while it is read is an error naming
-// it, not a trace repaired as truncated, serially and on workers.
-func TestFileCutShort(t *testing.T) {
+// openOps is a trace of n cpu_op events whose traceEvents array is not
+// closed yet.
+func openOps(n int) string {
 	var b strings.Builder
 	b.WriteString(`{"traceEvents":[`)
-	for i := 0; i < 20000; i++ {
+	for i := range n {
 		if i > 0 {
 			b.WriteString(",\n")
 		}
 		fmt.Fprintf(&b, `{"ph":"X","cat":"cpu_op","name":"op%d","pid":1,"tid":1,"ts":%d,"dur":1}`, i%7, i)
 	}
-	b.WriteString(`]}`)
+	return b.String()
+}
+
+// TestFileCutShort: a file cut short while it is read is an error naming
+// it, not a trace repaired as truncated, serially and on workers.
+func TestFileCutShort(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(openOps(20000) + `]}`)
 	path := filepath.Join(t.TempDir(), "cut.json")
 	for _, c := range []struct{ workers, size int }{{1, 100}, {2, 100}, {1, b.Len() - 10}, {2, b.Len() - 10}} {
 		if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
@@ -221,12 +228,7 @@ func (g *growAfterFirstRead) Read(b []byte) (int, error) {
 // TestFileGrewWhileRead: a file that grows while it is read is read to
 // its new end, with a warning that says it was still being written.
 func TestFileGrewWhileRead(t *testing.T) {
-	var b strings.Builder
-	b.WriteString(`{"traceEvents":[`)
-	for i := 0; i < 5000; i++ {
-		fmt.Fprintf(&b, `{"ph":"X","cat":"cpu_op","name":"op%d","pid":1,"tid":1,"ts":%d,"dur":1},`, i%7, i)
-	}
-	head := b.String()
+	head := openOps(5000) + ",\n"
 	tail := `{"ph":"X","cat":"cpu_op","name":"last","pid":1,"tid":1,"ts":9000,"dur":1}]}`
 	path := filepath.Join(t.TempDir(), "growing.json")
 	for _, workers := range []int{1, 2} {

@@ -97,11 +97,6 @@ func parseInput(ctx context.Context, r io.Reader, name string, opt parOptions) (
 	if err := changedWhileRead(r, size, raw); err != nil {
 		return nil, fmt.Errorf("parse trace %s: %w", name, err)
 	}
-	if read := raw.n.Load(); size > 0 && read > size {
-		// Still being written: what was read is used, and a cut at its
-		// end is the repair the read lists; this says why.
-		p.note(DiagWarning, "grew_while_read", fmt.Sprintf("the file grew while it was read (%d bytes when the read began, %d read): it was still being written", size, read), -1)
-	}
 	if len(p.t.Events) == 0 {
 		why := "no timed events"
 		if p.t.Health.Repaired {
@@ -337,6 +332,12 @@ func (p *parser) run() error {
 	}
 	if !p.stop {
 		p.trailer()
+	}
+	if read := p.raw.n.Load(); p.size > 0 && read > p.size {
+		// Still being written: what was read is used, and a cut at its
+		// end is the repair the read lists; this says why. Noted before
+		// finish, which sorts the diagnostics.
+		p.note(DiagWarning, "grew_while_read", fmt.Sprintf("the file grew while it was read (%d bytes when the read began, %d read): it was still being written", p.size, read), -1)
 	}
 	p.finish()
 	return nil
