@@ -545,7 +545,7 @@ func (p *parser) keep(ev *Event) {
 				// record_shapes args: size it by their share so far.
 				if n := len(p.t.Shapes); n > 0 {
 					want := int(float64(n)/float64(len(p.chunks[0]))*float64(est)*1.1) + 1024
-					p.t.Shapes = slices.Grow(p.t.Shapes, want-n)
+					p.t.Shapes = append(hugemem.Make[OpShapes](0, want), p.t.Shapes...)
 				}
 				p.flat = append(hugemem.Make[Event](0, est), p.chunks[0]...)
 				p.chunks = nil
