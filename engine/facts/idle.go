@@ -65,8 +65,13 @@ type Culprit struct {
 	Allocator bool `json:"allocator,omitempty"`
 	// Copy and CopyBytes name the GPU copy a blocking copy call waited on
 	// ("Memcpy DtoH (Device -> Pageable)") and its size (args.bytes).
-	Copy      string     `json:"copy,omitempty"`
-	CopyBytes int64      `json:"copy_bytes,omitempty"`
+	Copy      string `json:"copy,omitempty"`
+	CopyBytes int64  `json:"copy_bytes,omitempty"`
+	// TopIdleUS is the GPU idle charged to the one event with most
+	// (Examples[0]), microseconds: near IdleUS, the name's idle is a
+	// one-off (a first allocation, a lazy initialization), not a per-call
+	// cost.
+	TopIdleUS float64    `json:"top_idle_us"`
 	Examples  []EventRef `json:"examples,omitempty"` // most idle first
 }
 
@@ -627,6 +632,7 @@ func (d *deriver) culpritList(byName map[trace.Str]*nameAgg) []Culprit {
 			list[k].Examples = append(list[k].Examples, d.ref(&evs[x.ev]))
 		}
 		first := top[0].ev
+		list[k].TopIdleUS = float64(top[0].ns) / 1e3
 		list[k].Allocator = d.is(&evs[first], kAllocator)
 		list[k].Site = d.userFrame(first)
 		list[k].Scope = d.scopeOf(first)

@@ -65,11 +65,20 @@ per_step(us) := sprintf(", %s per step", [dur(us / input.steps_count)]) if {
 # record_function scope and the user's Python frame.
 culprit(c) := concat("", [
 	c.name,
-	sprintf(" (%d %s, %s of GPU idle%s)", [c.calls, plural(c.calls, "call", "calls"), dur(c.idle_us), per_step(c.idle_us)]),
+	sprintf(" (%d %s, %s of GPU idle%s%s)", [c.calls, plural(c.calls, "call", "calls"), dur(c.idle_us), per_step(c.idle_us), one_off_note(c)]),
 	copy_note(c),
 	scope_note(c),
 	site_note(c),
 ])
+
+# one_off_note says when one call holds most of a culprit's idle (facts
+# top_idle_us): a first allocation or lazy initialization, which the next
+# steps do not repeat, rather than a cost of every call.
+one_off_note(c) := sprintf("; one call, at +%s, holds %s of it", [dur(c.examples[0].offset_us), dur(c.top_idle_us)]) if {
+	c.calls >= 3
+	c.top_idle_us * 2 >= c.idle_us
+	c.examples[0]
+} else := ""
 
 plural(n, one, many) := one if n == 1
 else := many
