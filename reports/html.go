@@ -42,9 +42,11 @@ type htmlPage struct {
 	RanksHidden string
 	// RanksStraggler is the job's headline when one rank paces the others.
 	RanksStraggler string
-	Notes          []string
-	Skipped        []engine.Skipped
-	About          aboutView
+	// RanksSpread names the columns that mark no rank (rankFocus.Spread).
+	RanksSpread string
+	Notes       []string
+	Skipped     []engine.Skipped
+	About       aboutView
 	// RuleErrors are the failed rules; RuleErrorsHeading introduces them.
 	RuleErrors        []ruleErrorView
 	RuleErrorsHeading string
@@ -138,7 +140,7 @@ func HTML(w io.Writer, r *engine.Result) error {
 	}
 	foc := focusRanks(r, rankTable(r))
 	views := shownViews(buildViews(r), foc)
-	page := htmlPage{Many: len(views) > 1 || foc.Hidden > 0, Ranks: foc.Rows, RanksTotal: len(foc.Rows) + foc.Hidden, RanksHidden: foc.HiddenLine(), RanksStraggler: foc.Straggler, Notes: r.Notes, Skipped: r.Skipped, About: buildAbout(r.About), RuleErrors: ruleErrorViews(r), Baseline: buildBaseline(r)}
+	page := htmlPage{Many: len(views) > 1 || foc.Hidden > 0, Ranks: foc.Rows, RanksTotal: len(foc.Rows) + foc.Hidden, RanksHidden: foc.HiddenLine(), RanksStraggler: foc.Straggler, RanksSpread: foc.Spread, Notes: r.Notes, Skipped: r.Skipped, About: buildAbout(r.About), RuleErrors: ruleErrorViews(r), Baseline: buildBaseline(r)}
 	page.RuleErrorsHeading = ruleErrorsHeading(len(page.RuleErrors))
 	docSeen := map[string]bool{}
 	for _, v := range views {

@@ -19,18 +19,21 @@ const outlierBand = 0.10
 // rankRow is one rank of the per-rank table. Cells are formatted; the
 // *Out flags mark outliers.
 type rankRow struct {
-	Index                int // position in Result.Traces
-	Rank                 string
-	Source               string
-	Path                 string
-	StepMean             string
-	StepOut              bool
-	Busy                 string
-	Compute, Comm        string // per step, "× median"
-	ComputeOut, CommOut  bool
-	Exposed, LastArrival string
-	Straggler            bool
-	Findings             int
+	Index               int // position in Result.Traces
+	Rank                string
+	Source              string
+	Path                string
+	StepMean            string
+	StepOut             bool
+	Busy                string
+	Compute, Comm       string // per step, "× median"
+	ComputeOut, CommOut bool
+	// The *Bold flags are the *Out flags a report marks: none in a column
+	// where most ranks are outliers (rankFocus.Spread).
+	StepBold, ComputeBold, CommBold bool
+	Exposed, LastArrival            string
+	Straggler                       bool
+	Findings                        int
 	// Typical marks the median rank, shown beside the outliers of a large
 	// job; dev is the largest distance from the median (0..), for ordering.
 	Typical bool
@@ -57,7 +60,11 @@ type rankFocus struct {
 	// Straggler is the job's headline when one rank paces the others
 	// (stragglerLine), else "".
 	Straggler string
-	show      map[int]bool // Result.Traces indexes shown; nil: all
+	// Spread says which columns have most ranks 10% or more from the
+	// median, so that no rank there is typical and none is marked bold
+	// (spreadLine), else "".
+	Spread string
+	show   map[int]bool // Result.Traces indexes shown; nil: all
 }
 
 // hiddenFinding is one rule that fired on ranks left out of a report.
@@ -88,8 +95,9 @@ func (f rankFocus) HiddenLine() string {
 // focusRanks picks the ranks a report shows (all of them up to
 // manyRanks).
 func focusRanks(r *engine.Result, rows []rankRow) rankFocus {
+	spread := markBold(rows)
 	if len(rows) <= manyRanks {
-		return rankFocus{Rows: rows, Straggler: stragglerLine(r, rows)}
+		return rankFocus{Rows: rows, Straggler: stragglerLine(r, rows), Spread: spread}
 	}
 	order := make([]int, 0, len(rows))
 	for i, row := range rows {
@@ -123,7 +131,7 @@ func focusRanks(r *engine.Result, rows []rankRow) rankFocus {
 		picked[i] = true
 	}
 	picked[med] = true
-	foc := rankFocus{show: map[int]bool{}, Straggler: stragglerLine(r, rows)}
+	foc := rankFocus{show: map[int]bool{}, Straggler: stragglerLine(r, rows), Spread: spread}
 	hidden := map[string]*hiddenFinding{}
 	for i, row := range rows {
 		if !picked[i] {
@@ -158,6 +166,47 @@ func focusRanks(r *engine.Result, rows []rankRow) rankFocus {
 		return x.Rule < y.Rule
 	})
 	return foc
+}
+
+// markBold sets the rows' *Bold flags from their *Out flags, except in a
+// column where more than half the ranks are outliers: there the ranks
+// spread too widely for the median to be a typical rank (two ranks, or
+// ranks in two groups), and marking most of the column says nothing. It
+// returns the sentence that says so, or "".
+func markBold(rows []rankRow) string {
+	cols := []struct {
+		name string
+		out  func(*rankRow) bool
+		bold func(*rankRow) *bool
+	}{
+		{"mean step", func(r *rankRow) bool { return r.StepOut }, func(r *rankRow) *bool { return &r.StepBold }},
+		{"compute", func(r *rankRow) bool { return r.ComputeOut }, func(r *rankRow) *bool { return &r.ComputeBold }},
+		{"communication", func(r *rankRow) bool { return r.CommOut }, func(r *rankRow) *bool { return &r.CommBold }},
+	}
+	var spread []string
+	for _, c := range cols {
+		n := 0
+		for i := range rows {
+			if c.out(&rows[i]) {
+				n++
+			}
+		}
+		wide := 2*n > len(rows)
+		if wide {
+			spread = append(spread, fmt.Sprintf("%s (%d of %d ranks)", c.name, n, len(rows)))
+		}
+		for i := range rows {
+			*c.bold(&rows[i]) = c.out(&rows[i]) && !wide
+		}
+	}
+	if len(spread) == 0 {
+		return ""
+	}
+	marks := "so that column marks none"
+	if len(spread) > 1 {
+		marks = "so those columns mark none"
+	}
+	return "Most ranks are 10% or more from the median in " + strings.Join(spread, " and ") + ": the ranks differ too widely for one to be typical, " + marks + "."
 }
 
 // stragglerLine says which rank paces the job and what the ranks lose
@@ -262,7 +311,11 @@ func mdRankTable(b *strings.Builder, foc rankFocus) {
 	rows := foc.Rows
 	src := rows[0].Source
 	fmt.Fprintf(b, "### Ranks (%d, identity from %s)\n\n", len(rows)+foc.Hidden, mdText(src))
-	b.WriteString("Values 10% or more away from the median rank are **bold**; the straggler is the rank the others wait for at collectives.\n\n")
+	b.WriteString("Values 10% or more away from the median rank are **bold**; the straggler is the rank the others wait for at collectives.")
+	if foc.Spread != "" {
+		b.WriteString(" " + mdText(foc.Spread))
+	}
+	b.WriteString("\n\n")
 	b.WriteString("| Rank | Mean step | GPU busy | Compute / step | Communication / step | Exposed comm | Last at collectives | Findings |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	bold := func(s string, on bool) string {
 		if on && s != nullMark {
@@ -278,7 +331,7 @@ func mdRankTable(b *strings.Builder, foc rankFocus) {
 		if r.Typical {
 			rank += " (median)"
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %d |\n", rank, bold(r.StepMean, r.StepOut), r.Busy, bold(r.Compute, r.ComputeOut), bold(r.Comm, r.CommOut), r.Exposed, r.LastArrival, r.Findings)
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %d |\n", rank, bold(r.StepMean, r.StepBold), r.Busy, bold(r.Compute, r.ComputeBold), bold(r.Comm, r.CommBold), r.Exposed, r.LastArrival, r.Findings)
 	}
 	b.WriteString("\n")
 	if foc.Straggler != "" {

@@ -32,7 +32,9 @@ func twoRanks() *engine.Result {
 func TestRankTable(t *testing.T) {
 	r := twoRanks()
 	md := string(render(t, Markdown, r))
-	for _, want := range []string{"### Ranks (2, identity from file name)", "| 1 ⚠ straggler |", "**6.00 ms (1.20× median)**", "| 0 | 10.00 ms |"} {
+	for _, want := range []string{"### Ranks (2, identity from file name)", "| 1 ⚠ straggler |", "| 6.00 ms (1.20× median) |", "| 0 | 10.00 ms |",
+		// Two ranks 20% apart are both 10% from their median: neither is marked.
+		"Most ranks are 10% or more from the median in compute (2 of 2 ranks)"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q", want)
 		}
@@ -207,5 +209,35 @@ func TestStragglerHeadline(t *testing.T) {
 	st.Facts.RanksCollectiveWaitRatio = nil
 	if md := string(render(t, Markdown, r)); strings.Contains(md, "paces the job") {
 		t.Error("a straggler headline without the measured wait")
+	}
+}
+
+// A column where most ranks are outliers marks none and says why; a lone
+// outlier is still marked.
+func TestMarkBoldSpread(t *testing.T) {
+	rows := make([]rankRow, 8)
+	for i := range rows {
+		rows[i].StepOut = true // two groups of ranks: every mean step is off the median
+	}
+	rows[3].CommOut = true
+	line := markBold(rows)
+	for i, r := range rows {
+		if r.StepBold {
+			t.Errorf("rank %d: mean step marked bold in a column where every rank is an outlier", i)
+		}
+		if r.CommBold != (i == 3) {
+			t.Errorf("rank %d: communication bold %v, want %v", i, r.CommBold, i == 3)
+		}
+	}
+	want := "Most ranks are 10% or more from the median in mean step (8 of 8 ranks): the ranks differ too widely for one to be typical, so that column marks none."
+	if line != want {
+		t.Errorf("markBold line:\n got %q\nwant %q", line, want)
+	}
+	rows[3].CommOut = false
+	for i := range rows {
+		rows[i].StepOut = i == 0
+	}
+	if line := markBold(rows); line != "" || !rows[0].StepBold {
+		t.Errorf("one outlier: line %q, rank 0 bold %v; want no line and rank 0 bold", line, rows[0].StepBold)
 	}
 }
