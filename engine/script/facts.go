@@ -179,6 +179,13 @@ type Loop struct {
 	// Step is true for a training or evaluation step loop: OverLoader or
 	// Trains.
 	Step bool `json:"step"`
+	// Eval is true for a step loop that does not train and runs without
+	// autograd or for evaluation: inside `with torch.no_grad()`,
+	// `torch.inference_mode()` or `torch.set_grad_enabled(False)`, in a
+	// function decorated with @torch.no_grad() or @torch.inference_mode(),
+	// or in a function named for evaluation (validate, evaluate, test_*,
+	// predict, ...). What runs there is not part of the training step.
+	Eval bool `json:"eval"`
 	// CallsModel is true when the body calls a model (a callee or
 	// receiver named like model / net / decoder, or self(...)) outside
 	// nested loops and functions: in a loop that is not a step loop, this

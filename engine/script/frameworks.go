@@ -333,7 +333,7 @@ func (s *scanner) datasetFacts(n *sitter.Node, dl *DataLoader, pos []Value, kw m
 	dl.InMemory, dl.LiveSource = s.datasetKind(ds, 0)
 	// Eval: by the variable or the enclosing function's name.
 	for _, name := range []string{dl.Var, s.text(s.enclosingDefOr(n))} {
-		if evalName.MatchString(name) && !strings.Contains(strings.ToLower(name), "train") {
+		if evalNamed(name) {
 			dl.Eval = true
 		}
 	}
@@ -350,6 +350,13 @@ func (s *scanner) datasetFacts(n *sitter.Node, dl *DataLoader, pos []Value, kw m
 }
 
 var evalName = regexp.MustCompile(`(?i)(val|eval|test|predict)`)
+
+// evalNamed reports whether a variable or function name says evaluation
+// (val_loader, testloader, validate, run_evaluation, predict) and not
+// training (train_and_validate).
+func evalNamed(name string) bool {
+	return evalName.MatchString(name) && !strings.Contains(strings.ToLower(name), "train")
+}
 
 // datasetKind follows a dataset expression through assignments (a few
 // hops) and says whether it is in memory (the reason) or a live source.

@@ -197,6 +197,8 @@ type ctx struct {
 	innerLoop   bool
 	conditional bool
 	profiler    int // index of the enclosing `with profile(...)` block, -1 none
+	// eval: inside a no-grad block or an evaluation function (Loop.Eval).
+	eval bool
 }
 
 func (s *scanner) text(n *sitter.Node) string { return n.Utf8Text(s.src) }
@@ -1078,7 +1080,9 @@ func (s *scanner) walk(n *sitter.Node, c ctx) {
 			}
 			c.conditional = true
 		}
-	case "function_definition", "class_definition":
+	case "function_definition":
+		c = ctx{loop: -1, stepLoop: -1, profiler: -1, eval: s.evalFunction(n)}
+	case "class_definition":
 		c = ctx{loop: -1, stepLoop: -1, profiler: -1}
 	case "with_statement":
 		s.with(n, c)
@@ -1117,6 +1121,7 @@ func (s *scanner) loop(n *sitter.Node, c ctx) {
 		}
 	}
 	l.Step = l.OverLoader || l.Trains
+	l.Eval = l.Step && !l.Trains && (c.eval || l.Kind == "for" && l.OverLoader && evalNamed(l.Iter) || s.bodyNoGrad(n.ChildByFieldName("body")))
 	idx := len(s.f.Loops)
 	l.Root = idx
 	s.f.Loops = append(s.f.Loops, l)
@@ -1183,6 +1188,9 @@ func (s *scanner) with(n *sitter.Node, c ctx) {
 			if v.Kind() == "as_pattern" && v.NamedChildCount() > 0 {
 				call = v.NamedChild(0)
 			}
+			if call.Kind() == "call" && s.noGrad(call) {
+				inner.eval = true
+			}
 			if call.Kind() == "call" && isProfiler(s.calleeName(call)) {
 				before := len(s.f.Profilers)
 				s.walk(ch, c)
@@ -1198,6 +1206,83 @@ body:
 	if b := n.ChildByFieldName("body"); b != nil {
 		s.walk(b, inner)
 	}
+}
+
+// noGrad reports whether call turns autograd off: torch.no_grad(),
+// torch.inference_mode() (not with False), torch.set_grad_enabled(False).
+func (s *scanner) noGrad(call *sitter.Node) bool {
+	var first *sitter.Node
+	if al := call.ChildByFieldName("arguments"); al != nil && al.NamedChildCount() > 0 {
+		first = al.NamedChild(0)
+	}
+	name := s.calleeName(call)
+	if fn := call.ChildByFieldName("function"); strings.HasPrefix(name, ".") && fn != nil {
+		name = s.text(fn) // torch.no_grad() in a fragment without `import torch`
+	}
+	switch name {
+	case "torch.no_grad":
+		return true
+	case "torch.inference_mode":
+		return first == nil || s.text(first) != "False"
+	case "torch.set_grad_enabled":
+		return first != nil && s.text(first) == "False"
+	}
+	return false
+}
+
+// bodyNoGrad reports whether a loop body turns autograd off itself: a
+// `with torch.no_grad():` (or inference_mode) among its statements,
+// around the forward of an evaluation loop.
+func (s *scanner) bodyNoGrad(body *sitter.Node) bool {
+	if body == nil {
+		return false
+	}
+	for _, st := range namedChildren(body) {
+		if st.Kind() != "with_statement" {
+			continue
+		}
+		for _, cl := range children(st) {
+			if cl.Kind() != "with_clause" {
+				continue
+			}
+			for _, item := range namedChildren(cl) {
+				v := item.ChildByFieldName("value")
+				if v != nil && v.Kind() == "as_pattern" && v.NamedChildCount() > 0 {
+					v = v.NamedChild(0)
+				}
+				if v != nil && v.Kind() == "call" && s.noGrad(v) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// evalFunction reports whether def is an evaluation function: decorated
+// with @torch.no_grad() or @torch.inference_mode(), or named for
+// evaluation (evalNamed).
+func (s *scanner) evalFunction(def *sitter.Node) bool {
+	if name := def.ChildByFieldName("name"); name != nil && evalNamed(s.text(name)) {
+		return true
+	}
+	p := def.Parent()
+	if p == nil || p.Kind() != "decorated_definition" {
+		return false
+	}
+	for _, d := range namedChildren(p) {
+		if d.Kind() != "decorator" || d.NamedChildCount() == 0 {
+			continue
+		}
+		e := d.NamedChild(0)
+		if e.Kind() == "call" && s.noGrad(e) {
+			return true
+		}
+		if n := s.resolve(e); n == "torch.no_grad" || n == "torch.inference_mode" {
+			return true
+		}
+	}
+	return false
 }
 
 // stepArgs fills the TensorArgs and Tensors of a call in step loop

@@ -421,3 +421,46 @@ for x in loader:
 		t.Errorf("step functions %v, want a, b, c", seen)
 	}
 }
+
+// Evaluation loops: a step loop that does not train, under no_grad or
+// inference_mode (a block, a decorator, or around the loop's forward), in
+// a function named for evaluation, or over an evaluation loader.
+func TestEvalLoops(t *testing.T) {
+	f := scan(t, `@torch.inference_mode()
+def check(model, loader):
+    for x, y in loader:
+        total += model(x).sum().item()
+def validate(model, loader):
+    for x, y in loader:
+        correct += (model(x).argmax(1) == y).sum().item()
+def run(loader):
+    with torch.no_grad():
+        for x, y in loader:
+            total += model(x).sum().item()
+for step, batch in enumerate(eval_dataloader):
+    out = model(batch)
+for batch in loader:
+    with torch.no_grad():
+        out = model(batch)
+def train_and_validate(loader):
+    for x, y in loader:
+        loss = model(x).sum()
+        loss.backward()
+        opt.step()
+with torch.no_grad():
+    for x, y in train_loader:
+        loss = model(x).sum()
+        loss.backward()
+for x, y in train_loader:
+    out = model(x)
+`)
+	want := []bool{true, true, true, true, true, false, false, false}
+	if len(f.Loops) != len(want) {
+		t.Fatalf("%d loops, want %d: %+v", len(f.Loops), len(want), f.Loops)
+	}
+	for i, l := range f.Loops {
+		if l.Eval != want[i] {
+			t.Errorf("loop at line %d (%s): eval %v, want %v", l.Pos.Line, l.Iter, l.Eval, want[i])
+		}
+	}
+}

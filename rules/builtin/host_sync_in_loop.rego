@@ -28,7 +28,13 @@
 #   **How to confirm.** What stepdoctor matches: One of these calls runs unconditionally in a
 #   step loop (a loop over a DataLoader, or one that calls `.backward()` or
 #   `optimizer.step()`); calls under an `if` (logging every N steps) are not
-#   reported. `print(x)` counts when `x` was assigned from a call in the loop.
+#   reported. In an evaluation loop (a loop that does not train, under
+#   `torch.no_grad()` or `torch.inference_mode()`, around its forward or
+#   the whole loop, in a function decorated with either or named like
+#   `validate` / `evaluate` / `test`, or over an evaluation DataLoader such
+#   as `val_loader`) the finding says "every evaluation batch" and is low,
+#   with a 1% prior (`eval_impact`): it slows evaluation, not the training
+#   step. `print(x)` counts when `x` was assigned from a call in the loop.
 #   `float(x)`, `int(x)`, `bool(x)` and conditions count only when `x` is a
 #   tensor by a stricter guess: assigned in the loop from a `torch.*` call, a
 #   model, criterion or loss call, a tensor method or arithmetic on one, or a
@@ -53,6 +59,7 @@
 #   confidence: likely
 #   params:
 #     impact: 0.05
+#     eval_impact: 0.01
 #   references:
 #     - https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html#avoid-unnecessary-cpu-gpu-synchronization
 #     - https://pytorch.org/docs/stable/generated/torch.cuda.set_sync_debug_mode.html
@@ -82,12 +89,30 @@ finding contains f if {
 	slib.first_of(x, syncs)
 	others := sort({y.line | some y in syncs; y.loop == x.loop; y != x})
 	copies := sort([c.line | some c in input.calls; c.step_root == x.loop; slib.blocking_copy(c)])
-	f := {
-		"msg": sprintf("%s every step (%s): the host blocks until the GPU queue drains%s%s", [x.label, slib.step_where(input.loops, x.site), also(others), copies_note(copies)]),
-		"impact": params.impact,
-		"location": x.location,
-	}
+	f := object.union(
+		{
+			"msg": sprintf("%s %s (%s): the host blocks until the GPU queue drains%s%s%s", [x.label, how_often(x), slib.step_where(input.loops, x.site), also(others), copies_note(copies), eval_note(x)]),
+			"impact": params.impact,
+			"location": x.location,
+		},
+		eval_grade(x),
+	)
 }
+
+# An evaluation loop (loops[].eval: it does not train, and runs under
+# torch.no_grad() or in a validate/test function or over an evaluation
+# loader) is not the training step: its syncs slow evaluation only, so
+# the finding says so and ranks low.
+evaluation(x) if input.loops[x.loop].eval
+
+how_often(x) := "every evaluation batch" if evaluation(x)
+else := "every step"
+
+eval_note(x) := "; this is an evaluation loop, so it slows evaluation, not the training step" if evaluation(x)
+else := ""
+
+eval_grade(x) := {"impact": params.eval_impact, "severity": "low"} if evaluation(x)
+else := {}
 
 also(others) := "" if count(others) == 0
 

@@ -221,7 +221,15 @@ to_device(c) if {
 # train_step(), called from the step loop at line 40", "in loss_fn(), called
 # from train_step() at line 17" or, for a framework's step hook, "in
 # training_step(), which Lightning runs every batch".
-step_where(loops, i) := sprintf("step loop at line %d", [loops[i].line]) if loops[i].kind != "function"
+step_where(loops, i) := sprintf("step loop at line %d", [loops[i].line]) if {
+	loops[i].kind != "function"
+	not loops[i].eval
+}
+
+step_where(loops, i) := sprintf("evaluation loop at line %d", [loops[i].line]) if {
+	loops[i].kind != "function"
+	loops[i].eval
+}
 
 step_where(loops, i) := sprintf("in %s(), which %s runs every batch", [l.function, l.framework]) if {
 	l := loops[i]
