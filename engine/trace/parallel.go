@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/stepdoctor/stepdoctor/internal/hugemem"
 )
 
 // Parallel parse of the traceEvents array.
@@ -26,6 +28,11 @@ import (
 //
 // The bytes of chunks not yet joined are held: parInflightBytes, plus the
 // seam search's growth for one huge event, capped at parMaxChunk.
+
+// minEventBytes is about the smallest Kineto event's JSON,
+// {"ph":"X","name":"a","ts":1,"dur":1,"pid":1,"tid":1}: a chunk holds at
+// most its size over this many events (more only grow the store).
+const minEventBytes = 64
 
 const (
 	// parChunk is the bytes per chunk; parMaxChunk caps the growth of a
@@ -136,7 +143,7 @@ func (p *parser) parallelEvents() (joined int, retry int64) {
 
 	sp := splitter{src: lx.src, off: lx.offset(), raw: p.raw}
 	sp.ra, _ = lx.src.(*readAhead)
-	sp.pend = append(make([]byte, 0, max(csize, lx.end-lx.pos)), lx.buf[lx.pos:lx.end]...)
+	sp.pend = append(hugemem.Make[byte](0, max(csize, lx.end-lx.pos)), lx.buf[lx.pos:lx.end]...)
 
 	var (
 		jobs    chan *chunk
@@ -282,7 +289,7 @@ func (s *splitter) next(c *chunk, size, maxChunk int) bool {
 	for {
 		for len(s.pend) < size && !s.eof {
 			if cap(s.pend) < size {
-				s.pend = append(make([]byte, 0, size), s.pend...)
+				s.pend = append(hugemem.Make[byte](0, size), s.pend...)
 			}
 			n, err := s.src.Read(s.pend[len(s.pend):cap(s.pend)])
 			s.pend = s.pend[:len(s.pend)+n]
@@ -303,7 +310,7 @@ func (s *splitter) next(c *chunk, size, maxChunk int) bool {
 			// The bytes after the seam start the next chunk.
 			nb := append(c.data[:0], s.pend[cut:]...)
 			if cap(nb) < size {
-				nb = append(make([]byte, 0, size), s.pend[cut:]...)
+				nb = append(hugemem.Make[byte](0, size), s.pend[cut:]...)
 			}
 			c.data, c.off = s.pend[:cut], s.off
 			c.rawAt = s.rawAt(s.off + int64(cut))
@@ -405,6 +412,12 @@ func (p *parser) parseChunk(c *chunk) {
 	t.Comms = c.comms[:0]
 	t.Health = Health{Diagnostics: c.diags[:0]}
 	t.RecordShapes, t.WithStack, t.ProfileMemory = false, false, false
+	if cap(c.events) == 0 {
+		// Sized once per chunk for its smallest events, on huge pages:
+		// grown by append, the first chunks' stores took thousands of
+		// 4 KiB page faults.
+		c.events = hugemem.Make[Event](0, len(c.data)/minEventBytes+64)
+	}
 	p.cur = c.events[:0]
 	p.open = c.open
 	for k := range p.open {
