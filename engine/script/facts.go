@@ -334,6 +334,10 @@ type Features struct {
 	// Trainer(precision=...) (not "32" / "64"), and a model cast to
 	// bfloat16 / float16 (.half(), .bfloat16(), .to(dtype=torch.bfloat16)).
 	MixedPrecision []Use `json:"mixed_precision"`
+	// GradWrites are assignments to a tensor's .grad (p.grad = ...,
+	// p.grad += g, p.grad /= n): code that relies on the gradients being
+	// tensors after zero_grad() (set_to_none=False). Name is the target.
+	GradWrites []Use `json:"grad_writes"`
 }
 
 // Ignore is one `# stepdoctor: ignore[rule-id, ...] reason` comment.

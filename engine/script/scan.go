@@ -135,6 +135,7 @@ func newFacts(file string, src []byte) *Facts {
 			Autocast: []Use{}, GradScaler: []Use{}, CudnnBenchmark: []Use{}, Compile: []Use{},
 			JitScript: []Use{}, DataParallel: []Use{}, DDP: []Use{}, Conv: []Use{}, CUDA: []Use{},
 			Frameworks: []Use{}, MixedPrecision: []Use{}, Accelerator: []Use{}, GPUHints: []Use{}, CPUOnly: []Use{},
+			GradWrites: []Use{},
 		},
 	}
 }
@@ -1089,7 +1090,7 @@ func (s *scanner) walk(n *sitter.Node, c ctx) {
 		return
 	case "call":
 		s.call(n, c)
-	case "assignment":
+	case "assignment", "augmented_assignment":
 		s.assignment(n)
 	}
 	for _, ch := range children(n) {
@@ -1477,6 +1478,12 @@ func (s *scanner) assignment(n *sitter.Node) {
 		return
 	}
 	lt := strings.Join(strings.Fields(s.text(l)), "")
+	if a := l.ChildByFieldName("attribute"); l.Kind() == "attribute" && a != nil && s.text(a) == "grad" {
+		s.f.Features.GradWrites = append(s.f.Features.GradWrites, Use{Name: short(lt), Pos: s.pos(n)})
+	}
+	if n.Kind() == "augmented_assignment" {
+		return
+	}
 	if s.resolve(l) == "torch.backends.cudnn.benchmark" || strings.HasSuffix(lt, "cudnn.benchmark") {
 		s.f.Features.CudnnBenchmark = append(s.f.Features.CudnnBenchmark, Use{Name: "torch.backends.cudnn.benchmark", Value: s.value(r), Pos: s.pos(n)})
 	}
