@@ -22,7 +22,9 @@
 #   the first training loop. Not reported when mixed precision comes from
 #   elsewhere: `Accelerator(mixed_precision=...)`, Lightning `Fabric(precision=...)`
 #   or `Trainer(precision=...)` (not "32" / "64"), or a model cast with
-#   `.half()`, `.bfloat16()` or `.to(dtype=torch.bfloat16)`.
+#   `.half()`, `.bfloat16()` or `.to(dtype=torch.bfloat16)`. When the script
+#   uses `nn.BCELoss` or `F.binary_cross_entropy`, the message says to switch
+#   to `nn.BCEWithLogitsLoss` on logits first: both raise under CUDA autocast.
 #
 #   **Impact estimate.** The script alone measures nothing, so the impact is a prior: 5% of step time (`impact`), with confidence "likely".
 # custom:
@@ -55,7 +57,7 @@ finding contains f if {
 	training(l)
 	not earlier_training_loop(i)
 	f := {
-		"msg": "the training loop runs in float32: no torch.autocast in this CUDA script",
+		"msg": concat("", ["the training loop runs in float32: no torch.autocast in this CUDA script", bce_note]),
 		"impact": params.impact,
 		# a step function's training runs in the step loop that calls it
 		"location": slib.loc(input.loops[l.root]),
@@ -80,3 +82,13 @@ earlier_training_loop(i) if {
 	j < i
 	training(l)
 }
+
+# bce_note warns that the script's binary cross-entropy on probabilities
+# (nn.BCELoss, F.binary_cross_entropy) raises under CUDA autocast
+# ("unsafe to autocast"): it must become BCEWithLogitsLoss on logits first.
+bce_note := sprintf("; first replace %s at line %d with nn.BCEWithLogitsLoss on logits (drop the final Sigmoid): binary cross-entropy on probabilities raises under autocast", [c.name, c.line]) if {
+	bce := [c | some c in input.calls; bce_call(c)]
+	c := bce[0]
+} else := ""
+
+bce_call(c) if c.name in {"torch.nn.BCELoss", "torch.nn.functional.binary_cross_entropy"}
