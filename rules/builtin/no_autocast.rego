@@ -22,7 +22,9 @@
 #   the first training loop. Not reported when mixed precision comes from
 #   elsewhere: `Accelerator(mixed_precision=...)`, Lightning `Fabric(precision=...)`
 #   or `Trainer(precision=...)` (not "32" / "64"), or a model cast with
-#   `.half()`, `.bfloat16()` or `.to(dtype=torch.bfloat16)`. When the script
+#   `.half()`, `.bfloat16()` or `.to(dtype=torch.bfloat16)`, nor when every
+#   optimizer updates a model known to be small (a few narrow `nn.Linear`
+#   layers, as `optimizer-not-fused` tells them). When the script
 #   uses `nn.BCELoss` or `F.binary_cross_entropy`, the message says to switch
 #   to `nn.BCEWithLogitsLoss` on logits first: both raise under CUDA autocast.
 #
@@ -31,7 +33,7 @@
 #   id: no-autocast
 #   severity: low
 #   category: script
-#   requires: [loops, features]
+#   requires: [loops, features, optimizers]
 #   confidence: likely
 #   params:
 #     impact: 0.05
@@ -53,6 +55,7 @@ finding contains f if {
 	count(input.features.cpu_only) == 0
 	count(input.features.autocast) == 0
 	count(input.features.mixed_precision) == 0
+	not small_models_only
 	some i, l in input.loops
 	training(l)
 	not earlier_training_loop(i)
@@ -92,3 +95,14 @@ bce_note := sprintf("; first replace %s at line %d with nn.BCEWithLogitsLoss on 
 } else := ""
 
 bce_call(c) if c.name in {"torch.nn.BCELoss", "torch.nn.functional.binary_cross_entropy"}
+
+# small_models_only holds when every optimizer of the script updates a
+# model known to be small (optimizers[].small_model: a few narrow
+# nn.Linear layers): such a model gives tensor cores nothing to do, and
+# its step is launch-bound, so autocast adds casts without a gain.
+small_models_only if {
+	count(input.optimizers) > 0
+	every o in input.optimizers {
+		o.small_model != ""
+	}
+}
