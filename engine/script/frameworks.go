@@ -289,6 +289,12 @@ func (s *scanner) mixedPrecision(n *sitter.Node, name string, pos []Value, kw ma
 		}
 		return false
 	}
+	// A policy object built with a reduced param_dtype is built to be
+	// passed on (often through **kwargs, which the call above cannot see).
+	if strings.HasSuffix(name, "MixedPrecisionPolicy") || name == "torch.distributed.fsdp.MixedPrecision" {
+		v := kw["param_dtype"]
+		return strings.HasSuffix(v.Text, "bfloat16") || strings.HasSuffix(v.Text, "float16") || strings.HasSuffix(v.Text, ".half")
+	}
 	switch name {
 	case ".half", ".bfloat16":
 		return s.onModule(n)

@@ -464,3 +464,47 @@ for x, y in train_loader:
 		}
 	}
 }
+
+// Mixed precision set up in a sibling module the script imports from (an
+// FSDP2 MixedPrecisionPolicy passed through **kwargs in its parallelize
+// function) counts as the script's own.
+func TestSiblingMixedPrecision(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, src string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("parallelism.py", `import torch
+from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+def parallelize(model, mesh):
+    mp_policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    cfg = {"mesh": mesh, "mp_policy": mp_policy}
+    fully_shard(model, **cfg)
+    return model
+`)
+	train := write("train.py", `import torch
+from parallelism import parallelize
+model = parallelize(Net().cuda(), mesh)
+`)
+	plain := write("plain.py", `import torch
+import parallelism_missing
+model = Net().cuda()
+`)
+	f, err := ScanFile(train)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Features.MixedPrecision) != 1 || !strings.Contains(f.Features.MixedPrecision[0].Name, "parallelism.py (line 4)") || f.Features.MixedPrecision[0].Line != 2 {
+		t.Errorf("mixed precision from the sibling: %+v, want one use naming parallelism.py (line 4) at the import (line 2)", f.Features.MixedPrecision)
+	}
+	g, err := ScanFile(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Features.MixedPrecision) != 0 {
+		t.Errorf("mixed precision without a sibling that sets it: %+v", g.Features.MixedPrecision)
+	}
+}

@@ -307,9 +307,13 @@ const cycle = "\x00cycle"
 
 // siblings resolves what the script takes from Python modules of its own
 // directory (dir): the classes it imports from them (whether they are
-// Modules, small, in-memory datasets), and whether a module that imports
-// this one uses a GPU (Features.GPUHints).
+// Modules, small, in-memory datasets), the mixed precision they set up
+// (Features.MixedPrecision: an FSDP2 MixedPrecisionPolicy in the
+// parallelize function a script passes on, autocast in an imported
+// training step), and whether a module that imports this one uses a GPU
+// (Features.GPUHints).
 func (s *scanner) siblings(dir string) {
+	s.siblingPrecision(dir)
 	for _, im := range s.f.Imports {
 		mod, cls, ok := strings.Cut(im.Name, ".")
 		if !ok {
@@ -370,6 +374,36 @@ func (s *scanner) siblings(dir string) {
 			}
 		}
 		s.f.Features.GPUHints = append(s.f.Features.GPUHints, u)
+	}
+}
+
+// siblingPrecision adds to Features.MixedPrecision the autocast and
+// mixed precision set up in the sibling modules the script imports from,
+// once per module, at the first import of it.
+func (s *scanner) siblingPrecision(dir string) {
+	seen := map[string]bool{}
+	for _, im := range s.f.Imports {
+		mod := im.Name
+		if i := strings.LastIndex(mod, "."); i > 0 && siblingModule(dir, mod) == "" {
+			mod = mod[:i] // from a.b import f: module a.b
+		}
+		sub := siblingModule(dir, mod)
+		if sub == "" || seen[sub] || sub == s.f.File {
+			continue
+		}
+		seen[sub] = true
+		src, err := readCapped(sub)
+		if err != nil {
+			continue
+		}
+		f, err := scanIn(sub, src, "")
+		if err != nil {
+			continue
+		}
+		for _, u := range append(f.Features.Autocast, f.Features.MixedPrecision...) {
+			s.f.Features.MixedPrecision = append(s.f.Features.MixedPrecision, Use{Name: fmt.Sprintf("%s in %s (line %d)", u.Name, filepath.Base(sub), u.Line), Pos: im.Pos})
+			break
+		}
 	}
 }
 

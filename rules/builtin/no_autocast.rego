@@ -22,7 +22,10 @@
 #   the first training loop. Not reported when mixed precision comes from
 #   elsewhere: `Accelerator(mixed_precision=...)`, Lightning `Fabric(precision=...)`
 #   or `Trainer(precision=...)` (not "32" / "64"), or a model cast with
-#   `.half()`, `.bfloat16()` or `.to(dtype=torch.bfloat16)`, nor when every
+#   `.half()`, `.bfloat16()` or `.to(dtype=torch.bfloat16)`, an FSDP
+#   `MixedPrecision` / FSDP2 `MixedPrecisionPolicy` with a 16-bit
+#   `param_dtype`, or autocast or any of these in a module of the script's
+#   directory that it imports from; nor when every
 #   optimizer updates a model known to be small (a few narrow `nn.Linear`
 #   layers, as `optimizer-not-fused` tells them). When the script
 #   uses `nn.BCELoss` or `F.binary_cross_entropy`, the message says to switch
