@@ -12,7 +12,8 @@ import (
 // own encloses them.
 //
 //   - A module-level function of the script called by name from a step loop
-//     (for batch in loader: loss = train_step(model, batch)), and the
+//     (for batch in loader: loss = train_step(model, batch)), or a method
+//     of the enclosing class called on self (self._run_batch(x, y)), and the
 //     functions it calls in turn, up to maxFollowDepth calls deep.
 //   - Step hooks (stepHooks): the training_step of a class whose bases name
 //     LightningModule, which Lightning's Trainer calls once per batch
@@ -43,16 +44,26 @@ type follow struct {
 }
 
 // queueFollow queues the module-level function a call in a step loop
+// names, or the method of the enclosing class a self.method(...) call
 // names, once per function.
 func (s *scanner) queueFollow(n *sitter.Node, c ctx) {
 	if c.stepLoop < 0 {
 		return
 	}
 	fn := n.ChildByFieldName("function")
-	if fn == nil || fn.Kind() != "identifier" {
+	if fn == nil {
 		return
 	}
-	def := s.defs[s.text(fn)]
+	var def *sitter.Node
+	switch fn.Kind() {
+	case "identifier":
+		def = s.defs[s.text(fn)]
+	case "attribute":
+		obj, attr := fn.ChildByFieldName("object"), fn.ChildByFieldName("attribute")
+		if obj != nil && attr != nil && obj.Kind() == "identifier" && s.text(obj) == "self" {
+			def = s.methodOf(n, s.text(attr))
+		}
+	}
 	if def == nil || s.followed[def.StartByte()] || s.hasStepLoop(def) {
 		return
 	}
@@ -62,6 +73,33 @@ func (s *scanner) queueFollow(n *sitter.Node, c ctx) {
 	}
 	s.followed[def.StartByte()] = true
 	s.follows = append(s.follows, follow{def: def, caller: c, call: n, depth: depth})
+}
+
+// methodOf returns the def of method name in the class that encloses n,
+// or nil.
+func (s *scanner) methodOf(n *sitter.Node, name string) *sitter.Node {
+	cls := n.Parent()
+	for cls != nil && cls.Kind() != "class_definition" {
+		cls = cls.Parent()
+	}
+	if cls == nil {
+		return nil
+	}
+	body := cls.ChildByFieldName("body")
+	if body == nil {
+		return nil
+	}
+	for _, st := range namedChildren(body) {
+		if st.Kind() == "decorated_definition" {
+			st = st.ChildByFieldName("definition")
+		}
+		if st != nil && st.Kind() == "function_definition" {
+			if nm := st.ChildByFieldName("name"); nm != nil && s.text(nm) == name {
+				return st
+			}
+		}
+	}
+	return nil
 }
 
 // hasStepLoop reports whether a function's body holds a step loop.
