@@ -301,6 +301,7 @@ func buildSeriesCore(f *facts.Facts) seriesView {
 			}
 			s.IdleCauses = append(s.IdleCauses, roleTotal{Role: c.Cause, TotalUS: c.Ratio * f.WindowUS, Share: c.Ratio})
 		}
+		s.IdleCauses = splitLatency(s.IdleCauses, f)
 		// Largest first; ties keep the IdleCauses order.
 		slices.SortStableFunc(s.IdleCauses, func(a, b roleTotal) int {
 			switch {
@@ -377,6 +378,30 @@ func formatSeries(s *seriesView) {
 	}
 }
 
+// splitLatency shows the launch latency inside the queued idle on its own
+// (gpu_idle_queued_latency_ratio: queued work that started within 50 us of
+// its launch returning): on ROCm the device takes ~15 us to start each
+// kernel, which is no dependency the user can remove from the step, while
+// the rest of queued is one (a stream or event wait, a collective's peers).
+func splitLatency(causes []roleTotal, f *facts.Facts) []roleTotal {
+	if f.GPUIdleQueuedLatencyRatio == nil || *f.GPUIdleQueuedLatencyRatio <= 0 {
+		return causes
+	}
+	out := causes[:0:0]
+	for _, c := range causes {
+		if c.Role != "queued" {
+			out = append(out, c)
+			continue
+		}
+		lat := min(*f.GPUIdleQueuedLatencyRatio, c.Share)
+		out = append(out, roleTotal{Role: "latency", TotalUS: lat * f.WindowUS, Share: lat})
+		if rest := c.Share - lat; rest >= 0.0005 { // not a 0.0% row
+			out = append(out, roleTotal{Role: "queued", TotalUS: rest * f.WindowUS, Share: rest})
+		}
+	}
+	return out
+}
+
 // knownFirst lists the keys of m: those in order first, then any others
 // sorted, so an unknown role or cause is still shown, deterministically.
 func knownFirst(order []string, m map[string]float64) []string {
@@ -433,6 +458,8 @@ func roleLabel(role string) string {
 		return "the launch call"
 	case "queued":
 		return "work already queued (GPU-side wait)"
+	case "latency":
+		return "launch latency (queued work starting)"
 	case "warmup":
 		return "one-off warm-up calls"
 	case "python":
@@ -449,6 +476,8 @@ func roleClass(role string) string {
 	case "kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_op", "other",
 		"busy", "sync", "optimizer", "launch", "untraced", "queued", "warmup", "python":
 		return "r-" + strings.ReplaceAll(role, "_", "")
+	case "latency":
+		return "r-queued" // a part of queued
 	}
 	return "r-x"
 }
