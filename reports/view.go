@@ -300,7 +300,7 @@ func verdict(f *facts.Facts) string {
 		parts = append(parts, strconv.FormatInt(*f.MemcpyPageableCount, 10)+" pageable memcpys")
 	}
 	if f.StepTimeUS != nil && len(parts) < 3 {
-		parts = append(parts, stepHeadline(f.StepsCount, *f.StepTimeUS))
+		parts = append(parts, stepHeadline(f.StepsCount, *f.StepTimeUS, f.Steps))
 	}
 	if len(parts) == 0 {
 		return "no headline facts could be measured"
@@ -325,13 +325,36 @@ const skewedStep = 0.10
 
 // stepHeadline is the headline's step time: the mean, or with three steps
 // or more and a mean more than skewedStep off the median, the median with
-// the mean beside it.
-func stepHeadline(steps int, s facts.StepStats) string {
+// the mean beside it. A last step that is a stub (stubStep: the recording
+// stopped just after prof.step() began it) is named, with the mean of the
+// others.
+func stepHeadline(steps int, s facts.StepStats, per []facts.StepBreakdown) string {
+	h := "mean step " + fmtDur(s.Mean)
 	if steps >= 3 && s.P50 > 0 && math.Abs(s.Mean-s.P50) > skewedStep*s.P50 {
-		return "median step " + fmtDur(s.P50) + " (mean " + fmtDur(s.Mean) + ")"
+		h = "median step " + fmtDur(s.P50) + " (mean " + fmtDur(s.Mean) + ")"
 	}
-	return "mean step " + fmtDur(s.Mean)
+	if n := len(per); n >= 2 && n == steps {
+		others := 0.0
+		for _, st := range per[:n-1] {
+			others += st.DurUS
+		}
+		others /= float64(n - 1)
+		if last := per[n-1].DurUS; last < stubStep*others {
+			rest := fmt.Sprintf("the other %d average %s", n-1, fmtDur(others))
+			if n == 2 {
+				rest = "the other lasts " + fmtDur(others)
+			}
+			h += fmt.Sprintf("; the last of %d steps lasts %s, a stub the recording ended in (%s)", n, fmtDur(last), rest)
+		}
+	}
+	return h
 }
+
+// stubStep: a last step shorter than this share of the others' mean is a
+// stub (a stepdoctor default): profiling stopped right after prof.step()
+// opened ProfilerStep#N, so the step holds almost nothing, and the step
+// statistics (which count every ProfilerStep#N) are pulled down by it.
+const stubStep = 0.05
 
 // factRows flattens every fact (json tag order, nested structs as
 // "parent.child") except schema_version and examples.
