@@ -294,7 +294,7 @@ func verdict(f *facts.Facts) string {
 		parts = append(parts, "DataLoader takes "+fmtPct(*f.DataloaderTimeRatio)+" "+ofTime(f))
 	}
 	if f.SyncPerStep != nil && *f.SyncPerStep > 0 && f.HasGPU { // without a GPU, .item() reads host memory
-		parts = append(parts, fixed(*f.SyncPerStep, 1)+" host syncs per step")
+		parts = append(parts, syncHeadline(*f.SyncPerStep, f.DeviceSyncPerStep))
 	}
 	if f.MemcpyPageableCount != nil && *f.MemcpyPageableCount > 0 && len(parts) < 3 {
 		parts = append(parts, strconv.FormatInt(*f.MemcpyPageableCount, 10)+" pageable memcpys")
@@ -306,6 +306,16 @@ func verdict(f *facts.Facts) string {
 		return "no headline facts could be measured"
 	}
 	return strings.Join(parts, "; ")
+}
+
+// syncHeadline is the headline's host syncs per step: those that wait on
+// the device when the trace tells them (device_sync_per_step), with the
+// .item() reads of CPU tensors, which wait on nothing, counted apart.
+func syncHeadline(all float64, device *float64) string {
+	if device == nil || all-*device < 1 {
+		return fixed(all, 1) + " host syncs per step"
+	}
+	return fixed(*device, 1) + " host syncs per step (and " + fixed(all-*device, 1) + " .item() reads of CPU tensors)"
 }
 
 // ofTime is what a ratio of the trace's time is of: "of step time", or

@@ -134,6 +134,9 @@ type Facts struct {
 
 	// Host.
 	SyncPerStep *float64 `json:"sync_per_step" expr:"sync_per_step"`
+	// DeviceSyncPerStep counts, of those, the syncs that wait on the device
+	// (see the catalogue); null without GPU runtime calls.
+	DeviceSyncPerStep *float64 `json:"device_sync_per_step" expr:"device_sync_per_step"`
 	// SyncTimeRatio is host time inside outermost sync events (the union of
 	// their intervals clipped to W) / |W|: how long the host waits.
 	SyncTimeRatio           *float64 `json:"sync_time_ratio" expr:"sync_time_ratio"`

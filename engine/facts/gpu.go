@@ -204,23 +204,41 @@ func (d *deriver) host() {
 		}
 		return keys[a].tid < keys[b].tid
 	})
+	// An outermost sync waits on the device when it is, or holds, a
+	// runtime call (cudaStreamSynchronize inside aten::item) or a
+	// blocking copy; aten::item on a CPU tensor holds neither.
+	waits := func(i int) bool { return evs[i].Cat.IsRuntime() || d.isBlockingCopy(i) }
 	var outer []int
+	var device int64
 	for _, k := range keys {
 		idx := syncs[k]
 		sortByStart(evs, idx)
 		end := int64(-1 << 62)
+		counted, waited := false, false // the current outermost sync: in W, and waits
 		for _, i := range idx {
 			e := &evs[i]
 			if e.TS <= end {
+				if counted && !waited && waits(i) {
+					waited = true
+					device++
+				}
 				continue
 			}
 			end = e.End()
-			if d.inWindow(e.TS) {
+			counted, waited = d.inWindow(e.TS), false
+			if counted {
 				outer = append(outer, i)
+				if waits(i) {
+					waited = true
+					device++
+				}
 			}
 		}
 	}
 	f.SyncPerStep = d.perStep(int64(len(outer)))
+	if d.hasGPU && len(d.calls) > 0 { // without runtime calls, nothing tells a device sync
+		f.DeviceSyncPerStep = d.perStep(device)
+	}
 	spans := make([]interval, len(outer))
 	for k, i := range outer {
 		spans[k] = interval{evs[i].TS, evs[i].End()}

@@ -49,6 +49,11 @@
 #   copy results to the host with `.to("cpu", non_blocking=True)` into
 #   pinned memory when you must.
 #
+#   The syncs counted are those that wait on the device
+#   (`device_sync_per_step`: a runtime sync call or blocking copy, or an
+#   `aten::item` that holds one); `.item()` on a CPU tensor waits on nothing
+#   and is named apart.
+#
 #   **Impact estimate.** The GPU idle time spent while the launching thread
 #   was blocked in a sync (`gpu_idle_sync_ratio`), measured directly. It is
 #   a lower bound: after each sync the host must refill the queue, and that
@@ -82,8 +87,18 @@ import data.stepdoctor.lib
 
 params := data.stepdoctor.params["host-sync-in-step"]
 
+# syncs are the host syncs per step that wait on the device when the
+# trace tells them (device_sync_per_step), else all of them.
+syncs := input.device_sync_per_step if input.device_sync_per_step != null
+else := input.sync_per_step
+
+# cpu_reads names the .item() reads of CPU tensors left out of syncs.
+cpu_reads := sprintf(" (and %s .item() reads of CPU tensors, which wait on nothing)", [lib.fixed(input.sync_per_step - syncs, 1)]) if {
+	input.sync_per_step - syncs >= 1
+} else := ""
+
 # claims: this rule owns the GPU idle time spent in host syncs.
-claims if input.sync_per_step >= params.min_per_step
+claims if syncs >= params.min_per_step
 
 top := sprintf("; most in %s", [lib.top_culprit("sync")]) if input.idle_culprits.sync[0]
 else := ""
@@ -99,15 +114,16 @@ else := "default"
 
 finding contains f if {
 	claims
-	n := input.sync_per_step
+	n := syncs
 	idle := input.gpu_idle_sync_ratio
 	f := {
-		"msg": sprintf("The host synchronizes with the GPU %s times per step (.item(), .cpu(), torch.cuda.synchronize() or blocking copies); the GPU sits idle %s %s while the host waits in them%s%s", [lib.fixed(n, 1), lib.pct(idle), lib.of_time, top, queued]),
+		"msg": sprintf("The host synchronizes with the GPU %s times per step (.item(), .cpu(), torch.cuda.synchronize() or blocking copies)%s; the GPU sits idle %s %s while the host waits in them%s%s", [lib.fixed(n, 1), cpu_reads, lib.pct(idle), lib.of_time, top, queued]),
 		"impact": idle,
 		"fix": fix,
 		"severity": lib.severity(idle, "high"),
 		"evidence": [
-			{"name": "sync_per_step", "value": n, "unit": "per_step"},
+			{"name": "sync_per_step", "value": input.sync_per_step, "unit": "per_step"},
+			{"name": "device_sync_per_step", "value": input.device_sync_per_step, "unit": "per_step"},
 			{"name": "gpu_idle_sync_ratio", "value": idle, "unit": "ratio"},
 			{"name": "sync_time_ratio", "value": input.sync_time_ratio, "unit": "ratio"},
 		],
