@@ -286,7 +286,13 @@ func verdict(f *facts.Facts) string {
 		// Time before the first GPU activity, with work already queued, is
 		// the queue the trace began in, not idle the run can give back.
 		if lead := f.GPUIdleQueuedLeadingRatio; lead != nil && *lead >= 0.05 {
-			idle += " (" + fmtPct(*lead) + " before its first recorded activity: work queued before the trace began)"
+			idle += " (" + fmtPct(*lead) + " before its first recorded activity: work queued before the trace began"
+			if f.GPUBusyRatio != nil && *lead < 1 {
+				// From the first activity on, the share that is busy: a
+				// GPU-bound replay reads as such, not as 44% idle.
+				idle += "; busy " + fmtPct(min(1, *f.GPUBusyRatio/(1-*lead))) + " from then on"
+			}
+			idle += ")"
 		}
 		parts = append(parts, idle)
 	}
