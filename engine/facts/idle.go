@@ -71,8 +71,14 @@ type Culprit struct {
 	// (Examples[0]), microseconds: near IdleUS, the name's idle is a
 	// one-off (a first allocation, a lazy initialization), not a per-call
 	// cost.
-	TopIdleUS float64    `json:"top_idle_us"`
-	Examples  []EventRef `json:"examples,omitempty"` // most idle first
+	TopIdleUS float64 `json:"top_idle_us"`
+	// Launch and LaunchDelayUS, for GPU work the GPU waited to run (cause
+	// queued): the runtime call that launched the example with most idle
+	// (cudaLaunchKernel, cudaGraphLaunch, hipMemsetAsync ...) and how long
+	// after that call returned the work started, microseconds.
+	Launch        string     `json:"launch,omitempty"`
+	LaunchDelayUS float64    `json:"launch_delay_us,omitempty"`
+	Examples      []EventRef `json:"examples,omitempty"` // most idle first
 }
 
 // charger accumulates idle time per cause and per culprit name. Charges
@@ -633,6 +639,12 @@ func (d *deriver) culpritList(byName map[trace.Str]*nameAgg) []Culprit {
 		}
 		first := top[0].ev
 		list[k].TopIdleUS = float64(top[0].ns) / 1e3
+		if g := &evs[first]; g.Cat.IsGPUActivity() {
+			if li, ok := d.launchOf(g); ok {
+				list[k].Launch = d.t.Name(&evs[li])
+				list[k].LaunchDelayUS = float64(max(0, g.TS-evs[li].End())) / 1e3
+			}
+		}
 		list[k].Allocator = d.is(&evs[first], kAllocator)
 		list[k].Site = d.userFrame(first)
 		list[k].Scope = d.scopeOf(first)

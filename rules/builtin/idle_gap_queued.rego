@@ -101,8 +101,20 @@ culprit(c) := concat("", [
 	lib.copy_note(c), lib.scope_note(c), lib.site_note(c),
 ])
 
-next_note := sprintf("; the GPU waits to run %s", [input.idle_culprits.queued[0].name]) if input.idle_culprits.queued[0]
-else := ""
+next_note := sprintf("; the GPU waits to run %s%s", [q.name, launch_note(q)]) if {
+	q := input.idle_culprits.queued[0]
+} else := ""
+
+# launch_note says what launched the work the GPU waits to run and how long
+# before it ran: a graph replay (cudaGraphLaunch / hipGraphLaunch) queues
+# all its nodes at once, so a node waits inside the graph, on another
+# stream or on the peers of a collective, not on the host.
+launch_note(q) := sprintf(", a node of a graph launched by %s %s before it ran: the wait is inside the graph replay (a node waiting on another stream, an event or a collective's peers)", [q.launch, lib.dur(q.launch_delay_us)]) if {
+	contains(q.launch, "GraphLaunch")
+} else := sprintf(", launched by %s %s before it ran", [q.launch, lib.dur(q.launch_delay_us)]) if {
+	q.launch
+	q.launch_delay_us >= 1000
+} else := ""
 
 # outside: GPU-side waits cover most (min_outside_ratio) of a window
 # without steps: what they wait for lies outside the trace.
