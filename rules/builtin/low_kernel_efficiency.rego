@@ -182,9 +182,20 @@ cause(op) := sprintf("its output is %d tiles of 128x128 for %d compute units: to
 	cause_kind(op) == "unfused-attention"
 } else := "a dimension is not a multiple of 8, so tensor-core tiles run partly empty: pad M, N and K to multiples of 8 (16 for fp8)" if {
 	cause_kind(op) == "misaligned"
-} else := "the fused attention kernel itself runs far below the roofline: try another SDPA backend (torch.nn.attention.sdpa_kernel), a head dimension of 64 or 128, and on ROCm the CK or Triton flash-attention build; profile the kernel with Nsight Compute or rocprofv3" if {
+} else := sprintf("the fused attention kernel itself runs far below the roofline: try another SDPA backend (torch.nn.attention.sdpa_kernel)%s, and on ROCm the CK or Triton flash-attention build; profile the kernel with Nsight Compute or rocprofv3", [head_dim_note(op)]) if {
 	cause_kind(op) == "fused-attention"
 } else := "the library's kernel runs far below the roofline for this shape: profile it with Nsight Compute or rocprofv3, and try torch.compile(mode=\"max-autotune\") to search other kernels"
+
+# head_dim is the head dimension of an attention op: the last size of its
+# first input, [batch, heads, sequence, head_dim] (Input Dims).
+head_dim(op) := to_number(m[1]) if {
+	m := regex.find_all_string_submatch_n(`^\[\d+,\s*\d+,\s*\d+,\s*(\d+)\]`, op.shapes, 1)[0]
+}
+
+# head_dim_note suggests the head dimensions the flash kernels are tuned
+# for, unless the op already has one of them.
+head_dim_note(op) := "" if head_dim(op) in {64, 128}
+else := ", a head dimension of 64 or 128"
 
 # fix is the rule doc's variant for the cause; split-KV attention has no
 # snippet of its own, the tile advice (batch more work) is the default.
