@@ -296,6 +296,10 @@ type Use struct {
 	// Value is the assigned value for attribute assignments
 	// (torch.backends.cudnn.benchmark = True); absent for calls.
 	Value Value `json:"value"`
+	// InBranch is true for a cudnn or determinism setting made inside an
+	// if / else of its function or module (if args.seed is not None:),
+	// so some runs do without it.
+	InBranch bool `json:"in_branch,omitempty"`
 	Pos
 }
 
@@ -305,12 +309,16 @@ type Features struct {
 	Autocast       []Use `json:"autocast"`        // torch.autocast, torch.amp.autocast, torch.cuda.amp.autocast
 	GradScaler     []Use `json:"grad_scaler"`     // torch.amp.GradScaler, torch.cuda.amp.GradScaler
 	CudnnBenchmark []Use `json:"cudnn_benchmark"` // assignments to torch.backends.cudnn.benchmark
-	Compile        []Use `json:"compile"`         // torch.compile
-	JitScript      []Use `json:"jit_script"`      // torch.jit.script, torch.jit.trace
-	DataParallel   []Use `json:"data_parallel"`   // torch.nn.DataParallel
-	DDP            []Use `json:"ddp"`             // torch.nn.parallel.DistributedDataParallel, FSDP
-	Conv           []Use `json:"conv"`            // torch.nn.Conv1d/2d/3d, torchvision.models.*
-	CUDA           []Use `json:"cuda"`            // .cuda(), torch.cuda.*(...), "cuda" devices
+	// Deterministic are requests for deterministic kernels: assignments to
+	// torch.backends.cudnn.deterministic and torch.use_deterministic_algorithms
+	// calls (Value: the flag, first argument).
+	Deterministic []Use `json:"deterministic"`
+	Compile       []Use `json:"compile"`       // torch.compile
+	JitScript     []Use `json:"jit_script"`    // torch.jit.script, torch.jit.trace
+	DataParallel  []Use `json:"data_parallel"` // torch.nn.DataParallel
+	DDP           []Use `json:"ddp"`           // torch.nn.parallel.DistributedDataParallel, FSDP
+	Conv          []Use `json:"conv"`          // torch.nn.Conv1d/2d/3d, torchvision.models.*
+	CUDA          []Use `json:"cuda"`          // .cuda(), torch.cuda.*(...), "cuda" devices
 	// Frameworks are accelerate Accelerator / PartialState and Lightning
 	// Fabric / Trainer constructions: they pick the GPU themselves.
 	Frameworks []Use `json:"frameworks"`

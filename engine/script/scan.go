@@ -132,7 +132,7 @@ func newFacts(file string, src []byte) *Facts {
 		Imports: []Import{}, Loops: []Loop{}, Calls: []Call{}, Conditions: []Condition{}, DataLoaders: []DataLoader{},
 		Optimizers: []Optimizer{}, Profilers: []Profiler{}, Ignores: []Ignore{}, Diagnostics: []Diagnostic{}, Functions: []Function{},
 		Features: Features{
-			Autocast: []Use{}, GradScaler: []Use{}, CudnnBenchmark: []Use{}, Compile: []Use{},
+			Autocast: []Use{}, GradScaler: []Use{}, CudnnBenchmark: []Use{}, Deterministic: []Use{}, Compile: []Use{},
 			JitScript: []Use{}, DataParallel: []Use{}, DDP: []Use{}, Conv: []Use{}, CUDA: []Use{},
 			Frameworks: []Use{}, MixedPrecision: []Use{}, Accelerator: []Use{}, GPUHints: []Use{}, CPUOnly: []Use{},
 			GradWrites: []Use{},
@@ -516,6 +516,14 @@ func (s *scanner) calleeName(call *sitter.Node) string {
 		}
 	case "identifier":
 		return s.text(fn)
+	case "subscript":
+		// models.__dict__[args.arch](): a constructor picked by name from
+		// a module's namespace (the ImageNet example's model zoo).
+		if v := fn.ChildByFieldName("value"); v != nil {
+			if r := s.resolve(v); strings.HasSuffix(r, ".__dict__") {
+				return r + "[]"
+			}
+		}
 	}
 	return ""
 }
@@ -1209,6 +1217,20 @@ body:
 	}
 }
 
+// inBranch reports whether n lies in an if / elif / else body of its
+// function (or the module).
+func inBranch(n *sitter.Node) bool {
+	for p := n.Parent(); p != nil; p = p.Parent() {
+		switch p.Kind() {
+		case "if_statement", "elif_clause", "else_clause":
+			return true
+		case "function_definition", "class_definition", "module":
+			return false
+		}
+	}
+	return false
+}
+
 // noGrad reports whether call turns autograd off: torch.no_grad(),
 // torch.inference_mode() (not with False), torch.set_grad_enabled(False).
 func (s *scanner) noGrad(call *sitter.Node) bool {
@@ -1439,9 +1461,20 @@ func (s *scanner) call(n *sitter.Node, c ctx) {
 		// Detection models resize each image by its aspect ratio
 		// (GeneralizedRCNNTransform): a new input shape every batch, the
 		// case cudnn.benchmark should stay off for.
+		if strings.HasSuffix(name, ".__dict__[]") {
+			use.Name = call.Text // models.__dict__[args.arch](): the source says more
+		}
 		ft.Conv = append(ft.Conv, use)
 	case name == ".cuda" || strings.HasPrefix(name, "torch.cuda."):
 		ft.CUDA = append(ft.CUDA, use)
+	case name == "torch.use_deterministic_algorithms":
+		if len(pos) > 0 {
+			use.Value = pos[0]
+		} else if v, ok := kw["mode"]; ok {
+			use.Value = v
+		}
+		use.InBranch = inBranch(n)
+		ft.Deterministic = append(ft.Deterministic, use)
 	case name == "torch.distributed.init_process_group" || name == "torch.distributed.distributed_c10d.init_process_group":
 		// The nccl backend runs only on CUDA GPUs.
 		if v := param(pos, kw, "backend", 0); v.Present {
@@ -1485,7 +1518,10 @@ func (s *scanner) assignment(n *sitter.Node) {
 		return
 	}
 	if s.resolve(l) == "torch.backends.cudnn.benchmark" || strings.HasSuffix(lt, "cudnn.benchmark") {
-		s.f.Features.CudnnBenchmark = append(s.f.Features.CudnnBenchmark, Use{Name: "torch.backends.cudnn.benchmark", Value: s.value(r), Pos: s.pos(n)})
+		s.f.Features.CudnnBenchmark = append(s.f.Features.CudnnBenchmark, Use{Name: "torch.backends.cudnn.benchmark", Value: s.value(r), InBranch: inBranch(n), Pos: s.pos(n)})
+	}
+	if s.resolve(l) == "torch.backends.cudnn.deterministic" || strings.HasSuffix(lt, "cudnn.deterministic") {
+		s.f.Features.Deterministic = append(s.f.Features.Deterministic, Use{Name: "torch.backends.cudnn.deterministic", Value: s.value(r), InBranch: inBranch(n), Pos: s.pos(n)})
 	}
 }
 

@@ -16,9 +16,14 @@
 #   or when you need bitwise determinism.
 #
 #   **How to confirm.** What stepdoctor matches: A CUDA script that builds convolutions
-#   (`torch.nn.Conv1d/2d/3d`, `torchvision.models.*`) and assigns the literal
-#   `False` to `torch.backends.cudnn.benchmark` (reported there), or never sets
-#   it (reported at the first convolution).
+#   (`torch.nn.Conv1d/2d/3d`, `torchvision.models.*`, also picked by name as
+#   in `models.__dict__[arch]()`) and assigns the literal `False` to
+#   `torch.backends.cudnn.benchmark` (reported there), or never sets it
+#   (reported at the first convolution). Determinism is respected: with
+#   `cudnn.deterministic = True` or `torch.use_deterministic_algorithms(True)`
+#   in every run nothing is reported; when they are set only in a branch
+#   (`if args.seed is not None:`) with benchmark False there and never True,
+#   the first convolution is reported for the other runs.
 #
 #   **Impact estimate.** The script alone measures nothing, so the impact is a prior: 2% of step time (`impact`), with confidence "likely".
 # custom:
@@ -44,6 +49,7 @@ finding contains f if {
 	count(input.features.cuda) > 0
 	count(input.features.cpu_only) == 0
 	count(input.features.conv) > 0
+	not deterministic
 	some u in input.features.cudnn_benchmark
 	slib.literal(u.value, false)
 	f := {
@@ -57,11 +63,40 @@ finding contains f if {
 	count(input.features.cuda) > 0
 	count(input.features.cpu_only) == 0
 	count(input.features.conv) > 0
-	count(input.features.cudnn_benchmark) == 0
+	never_on
 	first := input.features.conv[0]
 	f := {
-		"msg": sprintf("convolutional CUDA model (%s) without torch.backends.cudnn.benchmark = True", [first.name]),
+		"msg": sprintf("convolutional CUDA model (%s) without torch.backends.cudnn.benchmark = True%s", [first.name, determinism_note]),
 		"impact": params.impact,
 		"location": slib.loc(first),
 	}
 }
+
+# deterministic holds when the script asks for deterministic kernels
+# (cudnn.deterministic = True, torch.use_deterministic_algorithms(True)):
+# benchmark = False is then its choice, as the doc above says.
+deterministic if {
+	some u in input.features.deterministic
+	not slib.literal(u.value, false)
+}
+
+# never_on holds when no assignment turns benchmark on: none at all, or
+# only False beside a request for determinism made in a branch (the
+# ImageNet example sets it False under --seed and leaves it off
+# otherwise). A variable counts as turning it on; determinism asked for
+# in every run keeps benchmark off by choice.
+never_on if count(input.features.cudnn_benchmark) == 0
+
+never_on if {
+	deterministic
+	every d in input.features.deterministic {
+		d.in_branch
+	}
+	every u in input.features.cudnn_benchmark {
+		slib.literal(u.value, false)
+	}
+}
+
+determinism_note := sprintf(" outside determinism: it is set to False only with deterministic kernels (line %d); set it to True for the runs that need no bitwise determinism", [input.features.cudnn_benchmark[0].line]) if {
+	count(input.features.cudnn_benchmark) > 0
+} else := ""
