@@ -85,21 +85,31 @@ func (s *scanner) methodOf(n *sitter.Node, name string) *sitter.Node {
 	if cls == nil {
 		return nil
 	}
+	for _, def := range methods(cls) {
+		if nm := def.ChildByFieldName("name"); nm != nil && s.text(nm) == name {
+			return def
+		}
+	}
+	return nil
+}
+
+// methods returns the function_definition nodes of a class's body,
+// decorated or not.
+func methods(cls *sitter.Node) []*sitter.Node {
 	body := cls.ChildByFieldName("body")
 	if body == nil {
 		return nil
 	}
+	var out []*sitter.Node
 	for _, st := range namedChildren(body) {
 		if st.Kind() == "decorated_definition" {
 			st = st.ChildByFieldName("definition")
 		}
 		if st != nil && st.Kind() == "function_definition" {
-			if nm := st.ChildByFieldName("name"); nm != nil && s.text(nm) == name {
-				return st
-			}
+			out = append(out, st)
 		}
 	}
-	return nil
+	return out
 }
 
 // hasStepLoop reports whether a function's body holds a step loop.
@@ -155,17 +165,9 @@ var stepHooks = []struct {
 // overrides one.
 func (s *scanner) hooks(n *sitter.Node) {
 	if n.Kind() == "class_definition" {
-		sc := n.ChildByFieldName("superclasses")
-		body := n.ChildByFieldName("body")
-		if sc != nil && body != nil {
+		if sc := n.ChildByFieldName("superclasses"); sc != nil {
 			bases := s.text(sc)
-			for _, st := range namedChildren(body) {
-				if st.Kind() == "decorated_definition" {
-					st = st.ChildByFieldName("definition")
-				}
-				if st == nil || st.Kind() != "function_definition" {
-					continue
-				}
+			for _, st := range methods(n) {
 				nm := st.ChildByFieldName("name")
 				if nm == nil || s.followed[st.StartByte()] || s.hasStepLoop(st) {
 					continue

@@ -39,20 +39,12 @@ func (s *scanner) classDefs(n *sitter.Node) {
 				ci.module = strings.Contains(bases, "Module")
 				ci.iterable = strings.Contains(bases, "IterableDataset")
 			}
-			if b := n.ChildByFieldName("body"); b != nil {
-				for _, st := range namedChildren(b) {
-					if st.Kind() == "decorated_definition" {
-						st = st.ChildByFieldName("definition")
-					}
-					if st == nil || st.Kind() != "function_definition" {
-						continue
-					}
-					if fn := st.ChildByFieldName("name"); fn != nil && s.text(fn) == "__getitem__" {
-						ci.sliceItem = s.slicesOnly(st.ChildByFieldName("body"))
-					}
-					if fn := st.ChildByFieldName("name"); fn != nil && s.text(fn) == "__init__" {
-						ci.init = st.ChildByFieldName("body")
-					}
+			for _, st := range methods(n) {
+				if fn := st.ChildByFieldName("name"); fn != nil && s.text(fn) == "__getitem__" {
+					ci.sliceItem = s.slicesOnly(st.ChildByFieldName("body"))
+				}
+				if fn := st.ChildByFieldName("name"); fn != nil && s.text(fn) == "__init__" {
+					ci.init = st.ChildByFieldName("body")
 				}
 			}
 			s.classes[s.text(nm)] = ci

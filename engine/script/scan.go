@@ -141,18 +141,20 @@ func newFacts(file string, src []byte) *Facts {
 }
 
 type scanner struct {
-	src     []byte
-	f       *Facts
-	imports map[string]string       // local name -> canonical dotted name
-	loaders map[string]bool         // names assigned from DataLoader(...)
-	optims  map[string]bool         // names assigned from torch.optim.* or GradScaler
-	profs   map[string]int          // profiler var -> index in f.Profilers
-	iters   map[string]bool         // names assigned from iter(<loader>)
-	assigns map[string]*sitter.Node // plain name -> the value last assigned to it
-	classes map[string]*classInfo   // classes defined in the script
-	modules map[string]bool         // names assigned from nn.Module constructors
-	fws     map[string]bool         // names assigned from Accelerator(...) / Fabric(...)
-	prepped map[string]bool         // framework names whose prepare() / setup_dataloaders() is called
+	src []byte
+	f   *Facts
+	// siblingSrc holds the sibling modules read (readSibling).
+	siblingSrc map[string]siblingRead
+	imports    map[string]string       // local name -> canonical dotted name
+	loaders    map[string]bool         // names assigned from DataLoader(...)
+	optims     map[string]bool         // names assigned from torch.optim.* or GradScaler
+	profs      map[string]int          // profiler var -> index in f.Profilers
+	iters      map[string]bool         // names assigned from iter(<loader>)
+	assigns    map[string]*sitter.Node // plain name -> the value last assigned to it
+	classes    map[string]*classInfo   // classes defined in the script
+	modules    map[string]bool         // names assigned from nn.Module constructors
+	fws        map[string]bool         // names assigned from Accelerator(...) / Fabric(...)
+	prepped    map[string]bool         // framework names whose prepare() / setup_dataloaders() is called
 	// allAssigns holds every value assigned to a plain name or self.<attr>,
 	// in source order.
 	allAssigns map[string][]assigned
@@ -1189,18 +1191,14 @@ func (s *scanner) with(n *sitter.Node, c ctx) {
 			continue
 		}
 		for _, item := range namedChildren(ch) {
-			v := item.ChildByFieldName("value")
-			if v == nil {
+			call := withCall(item)
+			if call == nil {
 				continue
 			}
-			call := v
-			if v.Kind() == "as_pattern" && v.NamedChildCount() > 0 {
-				call = v.NamedChild(0)
-			}
-			if call.Kind() == "call" && s.noGrad(call) {
+			if s.noGrad(call) {
 				inner.eval = true
 			}
-			if call.Kind() == "call" && isProfiler(s.calleeName(call)) {
+			if isProfiler(s.calleeName(call)) {
 				before := len(s.f.Profilers)
 				s.walk(ch, c)
 				if len(s.f.Profilers) > before {
@@ -1215,6 +1213,19 @@ body:
 	if b := n.ChildByFieldName("body"); b != nil {
 		s.walk(b, inner)
 	}
+}
+
+// withCall returns the call a with item enters (profile(...) of
+// `with profile(...) as prof`), or nil when it is not a call.
+func withCall(item *sitter.Node) *sitter.Node {
+	v := item.ChildByFieldName("value")
+	if v != nil && v.Kind() == "as_pattern" && v.NamedChildCount() > 0 {
+		v = v.NamedChild(0)
+	}
+	if v == nil || v.Kind() != "call" {
+		return nil
+	}
+	return v
 }
 
 // inBranch reports whether n lies in an if / elif / else body of its
@@ -1269,11 +1280,7 @@ func (s *scanner) bodyNoGrad(body *sitter.Node) bool {
 				continue
 			}
 			for _, item := range namedChildren(cl) {
-				v := item.ChildByFieldName("value")
-				if v != nil && v.Kind() == "as_pattern" && v.NamedChildCount() > 0 {
-					v = v.NamedChild(0)
-				}
-				if v != nil && v.Kind() == "call" && s.noGrad(v) {
+				if call := withCall(item); call != nil && s.noGrad(call) {
 					return true
 				}
 			}

@@ -330,7 +330,7 @@ func (s *scanner) siblings(dir string) {
 		if sub == "" {
 			continue
 		}
-		src, err := readCapped(sub)
+		src, err := s.readSibling(sub)
 		if err != nil {
 			continue
 		}
@@ -354,7 +354,7 @@ func (s *scanner) siblings(dir string) {
 			continue
 		}
 		path := filepath.Join(dir, name)
-		src, err := readCapped(path)
+		src, err := s.readSibling(path)
 		if err != nil || !importRE.Match(src) {
 			continue
 		}
@@ -392,7 +392,7 @@ func (s *scanner) siblingPrecision(dir string) {
 			continue
 		}
 		seen[sub] = true
-		src, err := readCapped(sub)
+		src, err := s.readSibling(sub)
 		if err != nil {
 			continue
 		}
@@ -425,6 +425,25 @@ func siblingModule(dir, mod string) string {
 		}
 	}
 	return ""
+}
+
+// readSibling reads a sibling module once per scan (readCapped): the
+// class imports, the mixed precision and the importers may each need it.
+func (s *scanner) readSibling(path string) ([]byte, error) {
+	if r, ok := s.siblingSrc[path]; ok {
+		return r.src, r.err
+	}
+	src, err := readCapped(path)
+	if s.siblingSrc == nil {
+		s.siblingSrc = map[string]siblingRead{}
+	}
+	s.siblingSrc[path] = siblingRead{src, err}
+	return src, err
+}
+
+type siblingRead struct {
+	src []byte
+	err error
 }
 
 // readCapped reads a sibling module: a regular file of at most
