@@ -200,8 +200,11 @@ func (p *parser) finish() {
 	p.matchBeginEnd()
 	chunks := append(p.chunks, p.flat, p.cur)
 	p.chunks, p.flat, p.cur = nil, nil, nil
+	// One pass finds the latest start and whether any complete event
+	// starts at ts 0 (a sentinel candidate); without one, a single store
+	// is kept as it is, with no copy.
 	var maxTS int64
-	n, nonEmpty := 0, 0
+	n, nonEmpty, zeroTS := 0, 0, false
 	for _, c := range chunks {
 		n += len(c)
 		if len(c) > 0 {
@@ -209,24 +212,31 @@ func (p *parser) finish() {
 		}
 		for i := range c {
 			maxTS = max(maxTS, c[i].TS)
+			zeroTS = zeroTS || c[i].TS == 0 && c[i].Ph == PhComplete
 		}
 	}
+	filter := zeroTS && maxTS > sentinelHorizonNS
 	var kept []Event
 	if nonEmpty == 1 {
 		// One store (the sized one): filter in place, no copy.
 		for _, c := range chunks {
 			if len(c) > 0 {
-				kept = c[:0]
+				kept = c
 			}
+		}
+		if filter {
+			kept = kept[:0]
 		}
 	} else {
 		kept = make([]Event, 0, n)
 	}
 	for k, c := range chunks {
+		if nonEmpty == 1 && !filter {
+			break // kept is the store
+		}
 		for i := range c {
 			e := &c[i]
-			switch {
-			case e.Ph == PhComplete && e.TS == 0 && maxTS > sentinelHorizonNS:
+			if filter && e.Ph == PhComplete && e.TS == 0 {
 				p.drop("ts_zero", fmt.Sprintf("complete event with ts 0 in a trace with later events (a sentinel; first is event %d)", e.Index), -1)
 				continue
 			}
