@@ -140,8 +140,16 @@ func Derive(t *trace.Trace, cfg Config) *Facts {
 	d.indexTimelines()
 	// The record_shapes index is first read by batchSize: on a spare core
 	// it is built beside the passes before (the launch index, most of
-	// their time, faults in its table).
-	d.maybeBeside(func() { d.shapes = t.IndexShapes() }, func() {
+	// their time, faults in its table), and so are the annotation and
+	// Python frame indexes, which both pass groups after steps read (built
+	// lazily, each group built its own).
+	d.maybeBeside(func() {
+		d.shapes = t.IndexShapes()
+		if d.spareCore() {
+			d.annotations()
+			d.indexFrames()
+		}
+	}, func() {
 		d.indexLaunches()
 		d.primaryDevice()
 		d.otherAccelerator()
