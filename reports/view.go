@@ -286,11 +286,21 @@ func verdict(f *facts.Facts) string {
 		// Time before the first GPU activity, with work already queued, is
 		// the queue the trace began in, not idle the run can give back.
 		if lead := f.GPUIdleQueuedLeadingRatio; lead != nil && *lead >= 0.05 {
-			idle += " (" + fmtPct(*lead) + " before its first recorded activity: work queued before the trace began"
-			if f.GPUBusyRatio != nil && *lead < 1 {
+			// before is all the idle before the first activity; the queued
+			// lead is the part of it with work already queued.
+			before := *lead
+			if g := f.GPUIdleLeadingRatio; g != nil {
+				before = max(before, *g)
+			}
+			if before-*lead < 0.005 {
+				idle += " (" + fmtPct(*lead) + " before its first recorded activity: work queued before the trace began"
+			} else {
+				idle += " (" + fmtPct(before) + " before its first recorded activity, " + fmtPct(*lead) + " of the window with work queued before the trace began"
+			}
+			if f.GPUBusyRatio != nil && before < 1 {
 				// From the first activity on, the share that is busy: a
 				// GPU-bound replay reads as such, not as 44% idle.
-				idle += "; busy " + fmtPct(min(1, *f.GPUBusyRatio/(1-*lead))) + " from then on"
+				idle += "; busy " + fmtPct(min(1, *f.GPUBusyRatio/(1-before))) + " from then on"
 			}
 			idle += ")"
 		}

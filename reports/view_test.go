@@ -29,3 +29,30 @@ func TestStepHeadline(t *testing.T) {
 		}
 	}
 }
+
+// TestVerdictLeadingQueue: the idle before the GPU's first activity is
+// given as a whole, with the part that had work queued beside it, and the
+// busy share from then on is over the time after the first activity.
+func TestVerdictLeadingQueue(t *testing.T) {
+	f64 := func(v float64) *float64 { return &v }
+	for _, tt := range []struct {
+		name                 string
+		idle, queued, before float64
+		busy                 float64
+		want                 string
+	}{
+		// vLLM graph replay: a short host lead, then the replay queued
+		// behind work from before the trace.
+		{"vllm", 0.439, 0.409, 0.438, 0.56, "GPU idle 43.9% of the window (43.8% before its first recorded activity, 40.9% of the window with work queued before the trace began; busy 99.6% from then on)"},
+		// All of the lead queued.
+		{"queued", 0.5, 0.409, 0.409, 0.5, "GPU idle 50.0% of the window (40.9% before its first recorded activity: work queued before the trace began; busy 84.6% from then on)"},
+		// backward_thread: 95.6% before the only kernel, 15.5% of it queued.
+		{"mostly-untraced", 0.9999, 0.155, 0.956, 0.0001, "GPU idle 100.0% of the window (95.6% before its first recorded activity, 15.5% of the window with work queued before the trace began; busy 0.2% from then on)"},
+		{"no-lead", 0.3, 0.01, 0.2, 0.7, "GPU idle 30.0% of the window"},
+	} {
+		f := &facts.Facts{HasGPU: true, GPUIdleRatio: f64(tt.idle), GPUIdleQueuedLeadingRatio: f64(tt.queued), GPUIdleLeadingRatio: f64(tt.before), GPUBusyRatio: f64(tt.busy)}
+		if got := verdict(f); got != tt.want {
+			t.Errorf("%s: verdict = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

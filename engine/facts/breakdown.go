@@ -268,8 +268,11 @@ func (tl *timeline) spans() []TimelineSpan {
 func near(a, b float64) bool { return a-b < 1e-6 && b-a < 1e-6 }
 
 // launchDelays computes kernel start minus launch end over counted kernels
-// with a launch link, clamped at 0; a negative delay is clock skew between
-// host and device clocks and is reported as a warning.
+// with a launch link, clamped at 0: a kernel may start while its launch
+// call is still returning (an idle GPU starts it at once; the call's own
+// tail, such as the first launch's module load, runs on). A kernel that
+// starts before its launch call begins is clock skew between host and
+// device clocks and is reported as a warning.
 func (d *deriver) launchDelays() {
 	if !d.hasGPU {
 		return
@@ -286,14 +289,13 @@ func (d *deriver) launchDelays() {
 		if !ok || !d.is(&evs[li], kLaunch) {
 			continue
 		}
-		delay := e.TS - evs[li].End()
-		if delay < 0 {
+		if e.TS < evs[li].TS {
 			if skew == 0 {
 				first = int(e.Index)
 			}
 			skew++
-			delay = 0
 		}
+		delay := max(e.TS-evs[li].End(), 0)
 		delays = append(delays, float64(delay)/1e3)
 	}
 	if len(delays) == 0 {
@@ -308,7 +310,7 @@ func (d *deriver) launchDelays() {
 	if skew > 0 {
 		d.f.Diagnostics = append(d.f.Diagnostics, trace.Diagnostic{
 			Kind: trace.DiagWarning, Reason: "clock_skew", Offset: -1, Count: skew,
-			Message: fmt.Sprintf("%d kernels start before their launch call ends (host/device clock skew; first is event %d); linked by correlation, launch delay clamped at 0", skew, first),
+			Message: fmt.Sprintf("%d kernels start before their launch call begins (host/device clock skew; first is event %d); linked by correlation, launch delay clamped at 0", skew, first),
 		})
 	}
 }

@@ -189,11 +189,14 @@ type Facts struct {
 	// waited on, most idle first. Null without GPU idle.
 	IdleCulprits map[string][]Culprit `json:"idle_culprits" expr:"idle_culprits"`
 	// GPUIdleQueuedLeadingRatio is the part of gpu_idle_queued_ratio before
-	// the first GPU activity in W: work issued before the trace began (0..1
-	// of |W|). GPUIdleQueuedSyncRatio is the part of it during which a host
+	// the first GPU activity in W: work issued before the trace began, or
+	// launched inside the trace and waiting to start (0..1 of |W|). GPUIdleQueuedSyncRatio is the part of it during which a host
 	// thread is blocked in an outermost host sync: host and GPU both wait.
 	// QueuedSyncCulprits are those syncs, most overlap first.
 	GPUIdleQueuedLeadingRatio *float64 `json:"gpu_idle_queued_leading_ratio" expr:"gpu_idle_queued_leading_ratio"`
+	// GPUIdleLeadingRatio is the GPU's idle before its first activity in W
+	// (the first gap, when W begins idle), queued or not (0..1 of |W|).
+	GPUIdleLeadingRatio *float64 `json:"gpu_idle_leading_ratio" expr:"gpu_idle_leading_ratio"`
 	GPUIdleQueuedSyncRatio    *float64 `json:"gpu_idle_queued_sync_ratio" expr:"gpu_idle_queued_sync_ratio"`
 	// GPUIdleQueuedLatencyRatio is the part of gpu_idle_queued_ratio (after
 	// the leading part) before work that started within 50 us of its launch
@@ -209,7 +212,8 @@ type Facts struct {
 	WarmupRatio *float64 `json:"warmup_ratio" expr:"warmup_ratio"`
 
 	// Launch delay: kernel start minus its launch call's end, clamped at 0
-	// (clock skew), over counted kernels with a launch link; microseconds.
+	// (a kernel may start before the call returns), over counted kernels
+	// with a launch link; microseconds.
 	LaunchDelayUS *StepStats `json:"launch_delay_us" expr:"launch_delay_us"`
 
 	// Communication (NCCL/RCCL kernels on the primary device, in W).

@@ -209,6 +209,7 @@ func (d *deriver) idleCauses(win ivset) {
 	sj := 0
 	var queued []interval
 	var leadingNS int64 // queued time before the first GPU activity in W
+	var leadGapNS int64 // the gap W begins with, before the first GPU activity
 	var latencyNS int64 // queued time of work that started soon after its launch returned
 	chargeQueued := func(next int, s, e int64, leading, latency bool) {
 		charge(causeQueued, next, s, e)
@@ -232,6 +233,9 @@ func (d *deriver) idleCauses(win ivset) {
 	for gi, g := range gaps {
 		a, b := g.s, g.e
 		leading := gi == 0 && a == winStart
+		if leading {
+			leadGapNS = b - a
+		}
 		for k < len(acts) && evs[acts[k]].TS < b {
 			k++
 		}
@@ -284,6 +288,7 @@ func (d *deriver) idleCauses(win ivset) {
 	}
 	d.f.IdleCulprits = d.culprits(&ch)
 	d.f.GPUIdleQueuedLeadingRatio = d.ratio(leadingNS)
+	d.f.GPUIdleLeadingRatio = d.ratio(leadGapNS)
 	d.f.GPUIdleQueuedLatencyRatio = d.ratio(latencyNS)
 	d.f.GPUIdleAllocatorRatio = d.ratio(ch.allocNS)
 	d.queuedWhileSynced(ivset(queued))

@@ -140,4 +140,25 @@ func TestIdleQueuedLatency(t *testing.T) {
 	wantF(t, "gpu_idle_queued_ratio", f.GPUIdleQueuedRatio, 0.31)
 	wantF(t, "gpu_idle_queued_latency_ratio", f.GPUIdleQueuedLatencyRatio, 0.01)
 	wantF(t, "gpu_idle_queued_leading_ratio", f.GPUIdleQueuedLeadingRatio, 0.01)
+	// The gap W begins with, [0,20): the launch [0,10) and the queue.
+	wantF(t, "gpu_idle_leading_ratio", f.GPUIdleLeadingRatio, 0.02)
+}
+
+// The idle W begins with is counted whole (host time before the launch
+// included); a trace that begins busy has none.
+func TestIdleLeading(t *testing.T) {
+	b := tracetest.New()
+	b.Step(1, 0, 1000)
+	b.Op("aten::mul", 0, 300)       // the host works [0,300)
+	b.Launch(300, 10, "a", 400, 50) // queued [310,400)
+	f := derive(t, b)
+	wantF(t, "gpu_idle_leading_ratio", f.GPUIdleLeadingRatio, 0.4)
+	wantF(t, "gpu_idle_queued_leading_ratio", f.GPUIdleQueuedLeadingRatio, 0.09)
+
+	b = tracetest.New()
+	b.Step(1, 100, 1000)
+	b.Launch(0, 10, "a", 50, 200) // busy from before the step to 250
+	b.Launch(300, 10, "b", 320, 10)
+	f = derive(t, b)
+	wantF(t, "gpu_idle_leading_ratio", f.GPUIdleLeadingRatio, 0)
 }

@@ -120,9 +120,10 @@ func TestManyMetadataEvents(t *testing.T) {
 	}
 }
 
-// A kernel that starts before its launch call ends (host/device clock
-// skew) is linked by correlation, its launch delay clamped at 0, and a
-// warning is raised.
+// A kernel that starts while its launch call is still returning is
+// normal: its launch delay is 0 and no warning is raised. One that starts
+// before its launch call begins (host/device clock skew) is linked by
+// correlation, its delay clamped at 0, and a warning is raised.
 func TestClockSkew(t *testing.T) {
 	b := tracetest.New()
 	b.Step(1, 0, 100)
@@ -132,7 +133,16 @@ func TestClockSkew(t *testing.T) {
 	if f.LaunchDelayUS == nil || f.LaunchDelayUS.P50 != 4 || f.LaunchDelayUS.Max != 8 {
 		t.Errorf("launch delay %+v, want p50 4 (0 and 8) max 8", f.LaunchDelayUS)
 	}
-	if len(f.Diagnostics) != 1 || f.Diagnostics[0].Reason != "clock_skew" || f.Diagnostics[0].Count != 1 {
-		t.Errorf("diagnostics %+v", f.Diagnostics)
+	if len(f.Diagnostics) != 0 {
+		t.Errorf("a kernel starting inside its launch call: diagnostics %+v, want none", f.Diagnostics)
+	}
+
+	b.Launch(60, 5, "skewed", 57, 2) // starts 3 us before the launch begins
+	f = derive(t, b)
+	if f.LaunchDelayUS == nil || f.LaunchDelayUS.P50 != 0 || f.LaunchDelayUS.Max != 8 {
+		t.Errorf("launch delay %+v, want p50 0 (0, 0 and 8) max 8", f.LaunchDelayUS)
+	}
+	if len(f.Diagnostics) != 1 || f.Diagnostics[0].Reason != "clock_skew" || f.Diagnostics[0].Count != 1 || !strings.Contains(f.Diagnostics[0].Message, "before their launch call begins") {
+		t.Errorf("diagnostics %+v, want one clock_skew", f.Diagnostics)
 	}
 }
