@@ -190,14 +190,15 @@ type Facts struct {
 	IdleCulprits map[string][]Culprit `json:"idle_culprits" expr:"idle_culprits"`
 	// GPUIdleQueuedLeadingRatio is the part of gpu_idle_queued_ratio before
 	// the first GPU activity in W: work issued before the trace began, or
-	// launched inside the trace and waiting to start (0..1 of |W|). GPUIdleQueuedSyncRatio is the part of it during which a host
-	// thread is blocked in an outermost host sync: host and GPU both wait.
+	// launched inside the trace and waiting to start (0..1 of |W|).
+	// GPUIdleQueuedSyncRatio is the part of it during which a host thread
+	// is blocked in an outermost host sync: host and GPU both wait.
 	// QueuedSyncCulprits are those syncs, most overlap first.
 	GPUIdleQueuedLeadingRatio *float64 `json:"gpu_idle_queued_leading_ratio" expr:"gpu_idle_queued_leading_ratio"`
+	GPUIdleQueuedSyncRatio    *float64 `json:"gpu_idle_queued_sync_ratio" expr:"gpu_idle_queued_sync_ratio"`
 	// GPUIdleLeadingRatio is the GPU's idle before its first activity in W
 	// (the first gap, when W begins idle), queued or not (0..1 of |W|).
 	GPUIdleLeadingRatio *float64 `json:"gpu_idle_leading_ratio" expr:"gpu_idle_leading_ratio"`
-	GPUIdleQueuedSyncRatio    *float64 `json:"gpu_idle_queued_sync_ratio" expr:"gpu_idle_queued_sync_ratio"`
 	// GPUIdleQueuedLatencyRatio is the part of gpu_idle_queued_ratio (after
 	// the leading part) before work that started within 50 us of its launch
 	// call returning: launch latency, not a dependency (0..1 of |W|).
