@@ -102,6 +102,7 @@ type deriver struct {
 	shapes     trace.ShapeIndex // Trace.ShapesOf for many lookups
 	concurrent bool             // this deriver runs the chains and op tables beside the host passes (see hostAndOpTables)
 	oneOff     map[int]bool     // one-off runtime calls in W (set by oneOffCalls)
+	oneOffOps  map[thread]ivset // per thread, the union of its one-off operator calls (set by oneOffCalls)
 
 	frames      []int // python_function events by (pid, tid, ts, longer first); see indexFrames
 	frameParent []int // per frames entry, its enclosing frame's position, or -1

@@ -186,7 +186,8 @@ type Facts struct {
 	GPUIdlePythonRatio     *float64 `json:"gpu_idle_python_ratio" expr:"gpu_idle_python_ratio"`
 	GPUIdleUntracedRatio   *float64 `json:"gpu_idle_untraced_ratio" expr:"gpu_idle_untraced_ratio"`
 	// IdleCulprits names, per idle cause (IdleCauses), the top events the GPU
-	// waited on, most idle first. Null without GPU idle.
+	// waited on, most idle first, and under OneOffOpCulprits those of
+	// gpu_idle_cpu_op_oneoff_ratio. Null without GPU idle.
 	IdleCulprits map[string][]Culprit `json:"idle_culprits" expr:"idle_culprits"`
 	// GPUIdleQueuedLeadingRatio is the part of gpu_idle_queued_ratio before
 	// the first GPU activity in W: work issued before the trace began, or
@@ -207,6 +208,12 @@ type Facts struct {
 	// GPUIdleAllocatorRatio is the part of gpu_idle_runtime_ratio charged
 	// to allocator calls (cudaMalloc, cudaFree, hipFree, ...), 0..1 of |W|.
 	GPUIdleAllocatorRatio *float64 `json:"gpu_idle_allocator_ratio" expr:"gpu_idle_allocator_ratio"`
+	// GPUIdleCPUOpOneOffRatio is the part of gpu_idle_cpu_op_ratio inside
+	// one-off operator calls (an operator's call lasting 20x the median of
+	// its name's calls, 50 ms or 5% of |W|, no host sync inside: the first
+	// allocation, cuDNN autotuning), 0..1 of |W|: warm-up in the window,
+	// like gpu_idle_warmup_ratio. Its culprits are IdleCulprits[OneOffOpCulprits].
+	GPUIdleCPUOpOneOffRatio *float64 `json:"gpu_idle_cpu_op_oneoff_ratio" expr:"gpu_idle_cpu_op_oneoff_ratio"`
 	// WarmupRatio is |union of one-off runtime calls in W| / |W| (0..1):
 	// context creation, lazy module loading, the allocator's first calls
 	// inside the profiled window (docs/ARCHITECTURE.md "One-off calls").

@@ -23,6 +23,10 @@ const (
 	causePython
 	causeUntraced
 	numCauses
+	// bucketOneOffOp is not a cause: it totals the part of causeCPUOp
+	// spent inside one-off operator calls (see oneOffCalls).
+	bucketOneOffOp = numCauses
+	numBuckets     = numCauses + 1
 )
 
 // firstHostCause is the first cause charged by what the launching thread
@@ -35,6 +39,10 @@ const firstHostCause = causeSync
 // launch call of the next work itself), then what the launching thread was
 // doing, in priority order, and untraced (nothing recorded on it).
 var IdleCauses = []string{"queued", "launch", "sync", "dataloader", "warmup", "runtime", "optimizer", "cpu_op", "python", "untraced"}
+
+// OneOffOpCulprits is the IdleCulprits key of the one-off operator calls
+// (gpu_idle_cpu_op_oneoff_ratio's culprits; not a cause).
+const OneOffOpCulprits = "cpu_op_oneoff"
 
 // maxCulprits bounds the culprits kept per idle cause; maxCulpritExamples
 // the example events of each.
@@ -87,10 +95,10 @@ type Culprit struct {
 // folds it into its name's totals when the next event comes: no per-event
 // map.
 type charger struct {
-	totals  [numCauses]int64
-	byName  [numCauses]map[trace.Str]*nameAgg
-	pend    [numCauses]evCharge // the event being charged (ev -1: none)
-	started [numCauses]bool
+	totals  [numBuckets]int64
+	byName  [numBuckets]map[trace.Str]*nameAgg
+	pend    [numBuckets]evCharge // the event being charged (ev -1: none)
+	started [numBuckets]bool
 	allocNS int64 // part of runtime charged to allocator calls
 }
 
@@ -146,7 +154,7 @@ func (c *charger) flush(cause int) {
 
 // done flushes every cause.
 func (c *charger) done() {
-	for k := range numCauses {
+	for k := range numBuckets {
 		c.flush(k)
 	}
 }
@@ -198,6 +206,12 @@ func (d *deriver) idleCauses(win ivset) {
 		ch.add(cause, x)
 		if cause == causeRuntime && ev >= 0 && d.is(&evs[ev], kAllocator) {
 			ch.allocNS += e - s
+		}
+		if cause == causeCPUOp && ev >= 0 && len(d.oneOffOps) > 0 {
+			if in := d.oneOffOps[thread{evs[ev].PID, evs[ev].TID}].clipLen(s, e); in > 0 {
+				x.ns = in
+				ch.add(bucketOneOffOp, x)
+			}
 		}
 		tl.add(1+cause, s, e)
 	}
@@ -287,6 +301,9 @@ func (d *deriver) idleCauses(win ivset) {
 		*p = d.ratio(ch.totals[k])
 	}
 	d.f.IdleCulprits = d.culprits(&ch)
+	if d.hasGPU {
+		d.f.GPUIdleCPUOpOneOffRatio = d.ratio(ch.totals[bucketOneOffOp])
+	}
 	d.f.GPUIdleQueuedLeadingRatio = d.ratio(leadingNS)
 	d.f.GPUIdleLeadingRatio = d.ratio(leadGapNS)
 	d.f.GPUIdleQueuedLatencyRatio = d.ratio(latencyNS)
@@ -612,6 +629,9 @@ func (d *deriver) culprits(ch *charger) map[string][]Culprit {
 			out[IdleCauses[c]] = list
 		}
 	}
+	if list := d.culpritList(ch.byName[bucketOneOffOp]); len(list) > 0 {
+		out[OneOffOpCulprits] = list
+	}
 	if len(out) == 0 {
 		return nil
 	}
@@ -743,30 +763,56 @@ func (d *deriver) copyOf(i int) (int, bool) {
 	return g, ok
 }
 
-// oneOffCalls finds the one-off runtime/driver calls in W (docs/ARCHITECTURE.md
-// "One-off calls"): not a sync, lasting at least 20x the median of the
-// calls of its name in W (or the only call of its name) and at least 50 ms
-// or 5% of |W|, with every such slow call of its name in one step. It sets
-// warmup_ratio (null without GPU activity, like the idle causes).
+// oneOffCalls finds the one-off runtime/driver calls in W
+// (docs/ARCHITECTURE.md "One-off calls"): not a sync, lasting at least 20x
+// the median of the calls of its name in W (or the only call of its name)
+// and at least 50 ms or 5% of |W|, with every such slow call of its name
+// in one step. It sets warmup_ratio (null without GPU activity, like the
+// idle causes).
+//
+// It also finds the one-off operators, by the same test (but for the only
+// call of a name) with no host sync inside: the first
+// allocation under an aten::to, cuDNN autotuning in the first
+// convolution. They are not in warmup_ratio (a runtime-call fact); the
+// GPU idle charged to CPU operators inside them is
+// gpu_idle_cpu_op_oneoff_ratio (see idleCauses).
 func (d *deriver) oneOffCalls() {
 	if d.windowNS <= 0 {
 		return
 	}
 	evs := d.t.Events
 	minNS := min(int64(oneOffMinNS), d.windowNS/20)
+	syncs := d.syncUnion()
 	counted := func(i int) bool {
 		e := &evs[i]
-		return isCPU(e) && !d.is(e, kSync) && !d.isBlockingCopy(i) && d.inWindow(e.TS)
+		if !isCPU(e) || !d.inWindow(e.TS) {
+			return false
+		}
+		if e.Cat.IsRuntime() {
+			return !d.is(e, kSync) && !d.isBlockingCopy(i)
+		}
+		// An operator that waits in a host sync is slow for the GPU, not
+		// for warming up.
+		return d.isOp(e) && syncs.clipLen(e.TS, e.End()) == 0
 	}
 	// Only names with a call of at least minNS can have a one-off: find
-	// them first, then collect just their calls for the median.
+	// them first, then collect just their calls for the median. Runtime
+	// calls are listed; operators are found in one scan of the store.
 	slowName := map[trace.Str]bool{}
 	for _, i := range d.calls {
 		if e := &evs[i]; e.Dur >= minNS && counted(i) {
 			slowName[e.Name] = true
 		}
 	}
-	if len(slowName) == 0 {
+	slowOp := map[trace.Str]bool{}
+	if d.hostOps {
+		for i := range evs {
+			if e := &evs[i]; e.Dur >= minNS && !e.Cat.IsRuntime() && counted(i) {
+				slowOp[e.Name] = true
+			}
+		}
+	}
+	if len(slowName) == 0 && len(slowOp) == 0 {
 		if d.hasGPU {
 			d.f.WarmupRatio = f64(0)
 		}
@@ -778,8 +824,16 @@ func (d *deriver) oneOffCalls() {
 			byName[e.Name] = append(byName[e.Name], i)
 		}
 	}
+	byOp := map[trace.Str][]int{}
+	if len(slowOp) > 0 {
+		for i := range evs {
+			if e := &evs[i]; slowOp[e.Name] && !e.Cat.IsRuntime() && isCPU(e) && d.isOp(e) && d.inWindow(e.TS) {
+				byOp[e.Name] = append(byOp[e.Name], i)
+			}
+		}
+	}
 	var spans []interval
-	for _, idx := range byName {
+	mark := func(idx []int, op bool) {
 		durs := make([]float64, len(idx))
 		for k, i := range idx {
 			durs[k] = float64(evs[i].Dur)
@@ -789,31 +843,47 @@ func (d *deriver) oneOffCalls() {
 		var slow []int
 		for _, i := range idx {
 			dur := evs[i].Dur
-			if (len(idx) == 1 || float64(dur) >= oneOffOverMedian*med) && dur >= minNS {
+			if (!op && len(idx) == 1 || float64(dur) >= oneOffOverMedian*med) && dur >= minNS && counted(i) {
 				slow = append(slow, i)
 			}
 		}
 		if len(slow) == 0 {
-			continue
+			return
 		}
 		step := d.stepOf(evs[slow[0]].TS)
-		same := true
 		for _, i := range slow[1:] {
 			if d.stepOf(evs[i].TS) != step {
-				same = false
-				break
+				return
 			}
 		}
-		if !same {
-			continue
-		}
 		for _, i := range slow {
+			e := &evs[i]
+			if op {
+				if d.oneOffOps == nil {
+					d.oneOffOps = map[thread]ivset{}
+				}
+				th := thread{e.PID, e.TID}
+				d.oneOffOps[th] = append(d.oneOffOps[th], interval{e.TS, e.End()})
+				continue
+			}
 			if d.oneOff == nil {
 				d.oneOff = map[int]bool{}
 			}
 			d.oneOff[i] = true
-			spans = append(spans, interval{evs[i].TS, evs[i].End()})
+			spans = append(spans, interval{e.TS, e.End()})
 		}
+	}
+	for _, idx := range byName {
+		mark(idx, false)
+	}
+	for _, idx := range byOp {
+		// No "only call" here: an operator called once is how the step
+		// runs, not a warm-up (and with two calls the median is their mean,
+		// so neither is 20x it).
+		mark(idx, true)
+	}
+	for th, iv := range d.oneOffOps {
+		d.oneOffOps[th] = unionOf(iv)
 	}
 	if d.hasGPU {
 		d.f.WarmupRatio = d.ratio(d.clippedUnion(spans))

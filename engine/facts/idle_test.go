@@ -3,6 +3,7 @@ package facts_test
 import (
 	"testing"
 
+	"github.com/stepdoctor/stepdoctor/engine/facts"
 	"github.com/stepdoctor/stepdoctor/engine/trace/tracetest"
 )
 
@@ -161,4 +162,60 @@ func TestIdleLeading(t *testing.T) {
 	b.Launch(300, 10, "b", 320, 10)
 	f = derive(t, b)
 	wantF(t, "gpu_idle_leading_ratio", f.GPUIdleLeadingRatio, 0)
+}
+
+// oneOffOpTrace is steps 10 ms steps with a launch each, each step's host
+// time in calls aten::to calls of 10 us; the first step's first aten::to
+// lasts first us (with, when sync, a cudaStreamSynchronize inside it).
+func oneOffOpTrace(first float64, steps, calls int, sync bool) *tracetest.Builder {
+	b := tracetest.New()
+	for k := 0; k < steps; k++ {
+		s := float64(k) * 10_000
+		b.Step(k, s, 10_000)
+		at := s
+		for c := 0; c < calls; c++ {
+			dur := 10.0
+			if k == 0 && c == 0 {
+				dur = first
+				if sync {
+					b.Runtime("cudaStreamSynchronize", at+10, first-20)
+				}
+			}
+			b.Op("aten::to", at, dur)
+			at += dur
+		}
+		b.Launch(at, 5, "k", at+10, 100)
+	}
+	return b
+}
+
+// The first call of an operator far slower than its other calls is
+// warm-up: the GPU idle charged to CPU operators inside it is
+// gpu_idle_cpu_op_oneoff_ratio, named under cpu_op_oneoff; warmup_ratio
+// (runtime calls) is unchanged.
+func TestIdleOneOffOperator(t *testing.T) {
+	f := derive(t, oneOffOpTrace(5000, 3, 2, false))
+	// W = 3 x 10 ms; the 5 ms first aten::to is 1/6 of it.
+	wantF(t, "gpu_idle_cpu_op_oneoff_ratio", f.GPUIdleCPUOpOneOffRatio, 5000.0/30000)
+	wantF(t, "warmup_ratio", f.WarmupRatio, 0)
+	if c := f.IdleCulprits[facts.OneOffOpCulprits]; len(c) != 1 || c[0].Name != "aten::to" || c[0].Calls != 1 {
+		t.Errorf("one-off operator culprits = %+v, want the first aten::to", c)
+	}
+	if *f.GPUIdleCPUOpRatio < *f.GPUIdleCPUOpOneOffRatio {
+		t.Errorf("gpu_idle_cpu_op_ratio %v below its one-off part %v", *f.GPUIdleCPUOpRatio, *f.GPUIdleCPUOpOneOffRatio)
+	}
+}
+
+// An operator called once or twice in the window has no median to be slow
+// against, and one that waits in a host sync is slow for the GPU, not
+// warming up.
+func TestIdleOneOffOperatorQuiet(t *testing.T) {
+	for _, tt := range []struct {
+		name         string
+		steps, calls int
+		sync         bool
+	}{{"two calls", 2, 1, false}, {"a sync inside", 3, 2, true}} {
+		f := derive(t, oneOffOpTrace(5000, tt.steps, tt.calls, tt.sync))
+		wantF(t, tt.name+": gpu_idle_cpu_op_oneoff_ratio", f.GPUIdleCPUOpOneOffRatio, 0)
+	}
 }

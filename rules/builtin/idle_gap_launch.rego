@@ -95,7 +95,7 @@ finding contains f if {
 	f := {
 		"msg": sprintf("The GPU is idle %s %s while the thread that launches its next work is in launch or runtime calls (%s), CPU operators (%s) or Python (%s)%s%s%s", [
 			lib.pct(host_idle), lib.of_time,
-			lib.pct((lib.num(input.gpu_idle_launch_ratio) + lib.num(input.gpu_idle_runtime_ratio)) - allocator_churn.claim), lib.pct(input.gpu_idle_cpu_op_ratio), lib.pct(lib.num(input.gpu_idle_python_ratio)),
+			lib.pct((lib.num(input.gpu_idle_launch_ratio) + lib.num(input.gpu_idle_runtime_ratio)) - allocator_churn.claim), lib.pct(lib.cpu_op_issue_idle), lib.pct(lib.num(input.gpu_idle_python_ratio)),
 			culprit_note, graph_note, window_note,
 		]),
 		"impact": impact,

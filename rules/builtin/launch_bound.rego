@@ -204,7 +204,7 @@ finding contains f if {
 	f := {
 		"msg": sprintf("The GPU is idle %s %s while the host issues work (%s in launch and runtime calls, %s in CPU operators, %s in Python): %d kernels, %s of them under 10 us, %s launches/ms%s%s%s%s", [
 			lib.pct(host_idle), lib.of_time,
-			lib.pct((lib.num(input.gpu_idle_launch_ratio) + lib.num(input.gpu_idle_runtime_ratio)) - allocator_churn.claim), lib.pct(input.gpu_idle_cpu_op_ratio), lib.pct(lib.num(input.gpu_idle_python_ratio)),
+			lib.pct((lib.num(input.gpu_idle_launch_ratio) + lib.num(input.gpu_idle_runtime_ratio)) - allocator_churn.claim), lib.pct(lib.cpu_op_issue_idle), lib.pct(lib.num(input.gpu_idle_python_ratio)),
 			input.kernel_count, lib.pct(input.short_kernel_ratio),
 			lib.fixed(input.kernel_launches_per_ms, 1), launch_note, culprit_note, compiled_note, triton_note,
 		]),

@@ -105,11 +105,16 @@ culprits(cause, n) := concat("; ", [culprit(c) |
 	i < n
 ])
 
+# cpu_op_issue_idle is the GPU idle charged to recorded operators, less
+# the part inside one-off operator calls (warm-up: warmup-in-window's).
+cpu_op_issue_idle := max([0, num(input.gpu_idle_cpu_op_ratio) - num(input.gpu_idle_cpu_op_oneoff_ratio)])
+
 # host_issue_idle is the GPU idle while the launching thread issues the
-# next work: the launch call, recorded operators and Python frames, and
-# runtime calls other than the allocator's (allocator-churn owns those
-# when it fires). Claimed by launch-bound or idle-gap-launch.
-host_issue_idle := ((num(input.gpu_idle_launch_ratio) + num(input.gpu_idle_cpu_op_ratio)) + num(input.gpu_idle_python_ratio)) + num(input.gpu_idle_runtime_ratio)
+# next work: the launch call, recorded operators (but one-off calls) and
+# Python frames, and runtime calls other than the allocator's
+# (allocator-churn owns those when it fires). Claimed by launch-bound or
+# idle-gap-launch.
+host_issue_idle := ((num(input.gpu_idle_launch_ratio) + cpu_op_issue_idle) + num(input.gpu_idle_python_ratio)) + num(input.gpu_idle_runtime_ratio)
 
 # Context of the trace, for choosing a fix variant.
 

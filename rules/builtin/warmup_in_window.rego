@@ -9,6 +9,10 @@
 #   per-step figure is distorted, and advice built on them (launch-bound,
 #   CUDA Graphs) would chase time that is not spent in the steady state.
 #
+#   The first call of an operator can be such a call too: the first
+#   `aten::to` to the GPU allocating through the caching allocator, the
+#   first convolution autotuning under `cudnn.benchmark`.
+#
 #   **How to confirm.** The culprits named in the finding are single calls
 #   tens of times longer than the other calls of their name, all in one
 #   step; the trace viewer shows them as long bars at the start.
@@ -29,8 +33,10 @@
 #   module loads on its first launch, so first launches are slow wherever
 #   they happen: warm every code path (training and evaluation) first.
 #
-#   **Impact estimate.** The GPU idle charged to one-off calls
-#   (`gpu_idle_warmup_ratio`): time of the profiled window, not per-step
+#   **Impact estimate.** The GPU idle charged to one-off runtime calls
+#   (`gpu_idle_warmup_ratio`) and to operators inside one-off operator
+#   calls (`gpu_idle_cpu_op_oneoff_ratio`, which launch-bound and
+#   idle-gap-launch leave out): time of the profiled window, not per-step
 #   savings; it says how much of the measurement is start-up.
 #
 #   **Severity.** By impact: high from 20%, medium from 2%, low below.
@@ -61,21 +67,38 @@ else := "of the profiled window"
 names := sprintf(": %s", [lib.culprits("warmup", 3)]) if input.idle_culprits.warmup[0]
 else := ""
 
+oneoff_ops := lib.num(input.gpu_idle_cpu_op_oneoff_ratio)
+
+op_names := sprintf(": %s", [lib.culprits("cpu_op_oneoff", 3)]) if input.idle_culprits.cpu_op_oneoff[0]
+else := ""
+
+# lead says what the one-off calls took; when only operators had one-off
+# calls, it names those.
+lead := sprintf("One-off start-up calls take %s %s and keep the GPU idle %s of it%s", [
+	lib.pct(input.warmup_ratio), window, lib.pct(input.gpu_idle_warmup_ratio), names,
+]) if {
+	input.warmup_ratio >= 0.0005
+} else := sprintf("One-off first calls of operators, far slower than their other calls, keep the GPU idle %s %s%s", [lib.pct(oneoff_ops), window, op_names])
+
+ops_note := sprintf("; one-off first calls of operators keep it idle %s more%s", [lib.pct(oneoff_ops), op_names]) if {
+	input.warmup_ratio >= 0.0005
+	oneoff_ops >= 0.0005
+} else := ""
+
 # A trace of a handful of kernels is a snippet, not a profiled run: its
 # first launch is all there is.
 finding contains f if {
 	input.kernel_count >= params.min_kernels
-	max([input.gpu_idle_warmup_ratio, input.warmup_ratio]) >= params.min_ratio
-	impact := input.gpu_idle_warmup_ratio
+	impact := input.gpu_idle_warmup_ratio + oneoff_ops
+	max([impact, input.warmup_ratio]) >= params.min_ratio
 	f := {
-		"msg": sprintf("One-off start-up calls take %s %s and keep the GPU idle %s of it%s. This is set-up inside the window, not a per-step cost: profile steady-state steps (schedule(wait=1, warmup=1, active=3))", [
-			lib.pct(input.warmup_ratio), window, lib.pct(impact), names,
-		]),
+		"msg": sprintf("%s%s. This is set-up inside the window, not a per-step cost: profile steady-state steps (schedule(wait=1, warmup=1, active=3))", [lead, ops_note]),
 		"impact": impact,
 		"severity": lib.severity(impact, "high"),
 		"evidence": [
 			{"name": "warmup_ratio", "value": input.warmup_ratio, "unit": "ratio"},
-			{"name": "gpu_idle_warmup_ratio", "value": impact, "unit": "ratio"},
+			{"name": "gpu_idle_warmup_ratio", "value": input.gpu_idle_warmup_ratio, "unit": "ratio"},
+			{"name": "gpu_idle_cpu_op_oneoff_ratio", "value": input.gpu_idle_cpu_op_oneoff_ratio, "unit": "ratio"},
 		],
 	}
 }
