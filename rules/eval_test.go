@@ -175,6 +175,9 @@ func TestHintFor(t *testing.T) {
 		{[]string{"launch_bound_kernel_ratio"}, gpu, HintLaunch},
 		{[]string{"dataloader_single_process"}, gpu, HintLoader},
 		{[]string{"world_size"}, gpu, HintDist},
+		// Only NCCL kernels ran: no compute kernel to rank; none at all.
+		{[]string{"top_kernel_name"}, &facts.Facts{HasGPU: true, HasSteps: true, HasBackward: true, KernelCount: new(int64(1))}, HintCompute},
+		{[]string{"top_kernel_name"}, &facts.Facts{HasGPU: true, HasSteps: true, HasBackward: true, KernelCount: new(int64(0))}, HintKernels},
 		{[]string{"kernels_per_step"}, &facts.Facts{}, HintCUDA + "; " + HintSteps + ", or name the span of one iteration with --step-marker REGEX"},
 		{[]string{"dataloader_time_ratio"}, inference, HintLoaderInference},
 		{[]string{"sync_per_step"}, inference, "the trace has no ProfilerStep#N: name the host span of one iteration with --step-marker REGEX (a record_function label around each batch or forward call), or call prof.step() after each iteration"},

@@ -20,6 +20,7 @@ const (
 	HintLoader   = "no DataLoader iteration (enumerate(DataLoader)#...__next__) was recorded: profile the loop that iterates the DataLoader, inside the profiled steps"
 	HintLaunch   = "no kernel had a matching launch (cudaLaunchKernel) in the trace: re-profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] together"
 	HintKernels  = "no kernel of the primary device started inside the analysis window: profile steps that run GPU work"
+	HintCompute  = "no compute kernel of the primary device started inside the analysis window, only communication kernels (NCCL/RCCL): profile steps that run the model's GPU work"
 	HintComm     = "no NCCL/RCCL communication kernel ran in the window: the GPUs exchanged nothing (a single-process job, or collectives on the host with gloo)"
 	HintRanks    = "only one rank was given: analyze the traces of all ranks together (the directory tensorboard_trace_handler wrote, one file per rank)"
 	HintTrain    = "the trace shows no backward pass nor optimizer step (inference): training rules do not apply"
@@ -66,6 +67,7 @@ var needHints = map[facts.Need]struct {
 	facts.NeedLaunchLinks:   {HintLaunch, nil},
 	facts.NeedDataLoader:    {HintLoader, nil},
 	facts.NeedKernels:       {HintKernels, nil},
+	facts.NeedCompute:       {HintCompute, nil},
 	facts.NeedDevicePeak:    {HintPeak, func(f *facts.Facts) bool { return !f.HasGPU || f.Device == nil || f.DevicePeak != nil }},
 	facts.NeedModelledOps:   {HintModel, nil},
 	facts.NeedReserved:      {HintReserved, nil},
@@ -183,7 +185,11 @@ func hintFor(missing []string, f *facts.Facts) string {
 			continue
 		}
 		// The capabilities are there but the fact is still null.
-		add(capabilityHint(def))
+		h := capabilityHint(def)
+		if h == HintCompute && (f.KernelCount == nil || *f.KernelCount == 0) {
+			h = HintKernels // no kernel at all, communication or compute
+		}
+		add(h)
 	}
 	return strings.Join(hints, "; ")
 }

@@ -69,6 +69,7 @@ const (
 	NeedRankID        Need = "distributedInfo or a rank in the file name"
 	NeedDeviceProps   Need = "deviceProperties"                      // the primary device's properties
 	NeedKernels       Need = "kernels in W"                          // primary-device kernels starting in W
+	NeedCompute       Need = "compute kernels in W"                  // primary-device kernels starting in W other than NCCL/RCCL
 	NeedLaunchLinks   Need = "launch links"                          // kernels linked to their launch calls
 	NeedLaunchCalls   Need = "launch calls"                          // kernel launch calls in W
 	NeedDataLoader    Need = "DataLoader events"                     // enumerate(DataLoader)#... spans
@@ -343,9 +344,9 @@ var Catalogue = []Def{
 	{Name: "memory_peak_op", Unit: UnitID, Definition: "the innermost CPU operator enclosing, on its thread, the [memory] allocation at which the primary device's allocated memory peaks", Source: srcHere, Needs: []Need{NeedMemory}},
 	{Name: "fp32_matmul_time_ratio", Unit: UnitRatio, Definition: "share of matmul/conv kernel time (kernels under aten::mm, addmm, bmm, linear, convolution, ...) whose op ran in float32", Source: srcHere, Needs: []Need{NeedShapes}, Direction: LowerBetter},
 	{Name: "tensor_core_kernel_time_ratio", Unit: UnitRatio, Definition: "share of kernel time in tensor-core kernels: by the launching matmul op's dtype (fp16/bf16/fp8) first, by kernel name (hmma, xmma, gmma, 1688, 16816, tf32, bf16, mfma, ...) second", Source: srcHere, Needs: []Need{NeedGPU}, Direction: HigherBetter},
-	{Name: "top_kernel_name", Unit: UnitID, Definition: "the compute kernel (not NCCL/RCCL) with the largest summed duration in W", Source: srcHere, Needs: []Need{NeedGPU, NeedKernels}},
-	{Name: "top_kernel_share", Unit: UnitRatio, Definition: "that kernel's summed duration / the summed duration of all compute kernels in W", Source: srcHere, Needs: []Need{NeedGPU, NeedKernels}},
-	{Name: "top_kernel_time_ratio", Unit: UnitRatio, Definition: "|union of that kernel's intervals clipped to W| / |W|", Source: srcHere, Needs: []Need{NeedGPU, NeedKernels}, Direction: LowerBetter},
+	{Name: "top_kernel_name", Unit: UnitID, Definition: "the compute kernel (not NCCL/RCCL) with the largest summed duration in W", Source: srcHere, Needs: []Need{NeedGPU, NeedCompute}},
+	{Name: "top_kernel_share", Unit: UnitRatio, Definition: "that kernel's summed duration / the summed duration of all compute kernels in W", Source: srcHere, Needs: []Need{NeedGPU, NeedCompute}},
+	{Name: "top_kernel_time_ratio", Unit: UnitRatio, Definition: "|union of that kernel's intervals clipped to W| / |W|", Source: srcHere, Needs: []Need{NeedGPU, NeedCompute}, Direction: LowerBetter},
 	{Name: "fp32_matmul_kernel_time_ratio", Unit: UnitRatio, Definition: "fp32 matmul/conv kernel time in W / |W|: kernels under aten mm/bmm/addmm/baddbmm/linear/matmul/conv*/scaled-dot-product ops whose Input type is float, or, without a recorded dtype, kernels named as fp32 GEMMs (sgemm without tf32/1688/tensorop/xmma); communication kernels excluded", Source: srcDesign + " rev 3", Needs: []Need{NeedGPU}, Direction: LowerBetter},
 	{Name: "device_peak", Unit: UnitObject, Definition: "the primary device's row of the peak table (engine/facts/devices.go, vendor datasheets), matched by deviceProperties name and SM/CU count: name, dense peak FLOP/s for fp32, tf32, bf16, fp16, fp8, memory_bytes_per_s, compute_units, link and link_bytes_per_s (GPU-to-GPU interconnect per direction: half the datasheet's bidirectional NVLink / Infinity Fabric / PCIe figure; 0 when unknown), source", Source: srcHere, Needs: []Need{NeedGPU, NeedDeviceProps, NeedDevicePeak}},
 	{Name: "modelled_kernel_time_ratio", Unit: UnitRatio, Definition: "kernel time of the modelled ops (outermost matmul/conv/attention/softmax/norm/elementwise operators with shapes, their kernels and their descendants' linked by correlation and External id) / the primary device's kernel time in W", Source: srcHere, Needs: []Need{NeedGPU, NeedShapes, NeedModelledOps}},
