@@ -304,6 +304,9 @@ func verdict(f *facts.Facts) string {
 			}
 			idle += ")"
 		}
+		if note := startupNote(f); note != "" {
+			idle += " (" + note + ")"
+		}
 		parts = append(parts, idle)
 	}
 	if f.DataloaderTimeRatio != nil && *f.DataloaderTimeRatio >= 0.0005 { // a 0.0% share is not a headline
@@ -332,6 +335,40 @@ func syncHeadline(all float64, device *float64) string {
 		return fixed(all, 1) + " host syncs per step"
 	}
 	return fixed(*device, 1) + " host syncs per step (and " + fixed(all-*device, 1) + " .item() reads of CPU tensors)"
+}
+
+// startupHeadline is the GPU idle in one-off start-up (a share of the
+// window) from which the headline names it (a stepdoctor default): a
+// window mostly start-up measures the start, not the run, even where
+// warmup-in-window stays quiet (a snippet of a few kernels).
+const startupHeadline = 0.2
+
+// startupNote names the GPU idle in one-off start-up, runtime calls
+// (gpu_idle_warmup_ratio) and operators (gpu_idle_cpu_op_oneoff_ratio),
+// with its largest culprit, when it is startupHeadline of the window or
+// more; else "".
+func startupNote(f *facts.Facts) string {
+	var w float64
+	if f.GPUIdleWarmupRatio != nil {
+		w += *f.GPUIdleWarmupRatio
+	}
+	if f.GPUIdleCPUOpOneOffRatio != nil {
+		w += *f.GPUIdleCPUOpOneOffRatio
+	}
+	if w < startupHeadline {
+		return ""
+	}
+	var top *facts.Culprit
+	for _, key := range []string{"warmup", facts.OneOffOpCulprits} {
+		if cs := f.IdleCulprits[key]; len(cs) > 0 && (top == nil || cs[0].IdleUS > top.IdleUS) {
+			top = &cs[0]
+		}
+	}
+	note := fmtPct(w) + " of the window in one-off start-up"
+	if top != nil {
+		note += ", most in " + clean(top.Name)
+	}
+	return note
 }
 
 // ofTime is what a ratio of the trace's time is of: "of step time", or

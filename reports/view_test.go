@@ -56,3 +56,24 @@ func TestVerdictLeadingQueue(t *testing.T) {
 		}
 	}
 }
+
+// TestStartupNote: one-off start-up of startupHeadline of the window or
+// more, runtime calls and operators together, is named in the headline
+// with its largest culprit.
+func TestStartupNote(t *testing.T) {
+	f64 := func(v float64) *float64 { return &v }
+	snippet := &facts.Facts{HasGPU: true, GPUIdleRatio: f64(0.982), GPUIdleWarmupRatio: f64(0.859),
+		IdleCulprits: map[string][]facts.Culprit{"warmup": {{Name: "cudaLaunchKernel", IdleUS: 1414}}}}
+	if got, want := verdict(snippet), "GPU idle 98.2% of the window (85.9% of the window in one-off start-up, most in cudaLaunchKernel)"; got != want {
+		t.Errorf("verdict = %q, want %q", got, want)
+	}
+	ops := &facts.Facts{HasGPU: true, GPUIdleRatio: f64(0.971), GPUIdleWarmupRatio: f64(0.05), GPUIdleCPUOpOneOffRatio: f64(0.22),
+		IdleCulprits: map[string][]facts.Culprit{"warmup": {{Name: "cudaFree", IdleUS: 500}}, facts.OneOffOpCulprits: {{Name: "aten::to", IdleUS: 2194}}}}
+	if got, want := startupNote(ops), "27.0% of the window in one-off start-up, most in aten::to"; got != want {
+		t.Errorf("startupNote = %q, want %q", got, want)
+	}
+	steady := &facts.Facts{HasGPU: true, GPUIdleRatio: f64(0.3), GPUIdleWarmupRatio: f64(0.1), GPUIdleCPUOpOneOffRatio: f64(0.05)}
+	if got := startupNote(steady); got != "" {
+		t.Errorf("startupNote below %v = %q, want none", startupHeadline, got)
+	}
+}
