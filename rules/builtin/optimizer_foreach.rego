@@ -81,7 +81,24 @@ claim := max([0, input.gpu_idle_optimizer_ratio - optimizer_zero_grad.claim]) if
 	input.optimizer_time_ratio != null
 } else := 0
 
-while := sprintf("the GPU is idle %s %s while it runs", [lib.pct(input.gpu_idle_optimizer_ratio), lib.of_time]) if {
+# zero_grad_idle is the GPU idle charged to Optimizer.zero_grad#... spans
+# (0..1 of the window).
+zero_grad_idle := sum([c.idle_us |
+	some c in input.idle_culprits.optimizer
+	startswith(c.name, "Optimizer.zero_grad#")
+]) / input.window_us if {
+	input.window_us > 0
+	input.idle_culprits.optimizer
+} else := 0
+
+# With foreach, zero_grad(set_to_none=False) zeroes the gradients with one
+# _foreach_zero_ too, so its idle stays in the claim unless
+# optimizer-zero-grad (set_to_none) claims it; the message splits it out.
+while := sprintf("the GPU is idle %s %s while Optimizer.step and zero_grad run (%s in zero_grad)", [lib.pct(input.gpu_idle_optimizer_ratio), lib.of_time, lib.pct(zero_grad_idle)]) if {
+	input.has_gpu == true
+	input.gpu_idle_optimizer_ratio != null
+	zero_grad_idle >= 0.0005
+} else := sprintf("the GPU is idle %s %s while it runs", [lib.pct(input.gpu_idle_optimizer_ratio), lib.of_time]) if {
 	input.has_gpu == true
 	input.gpu_idle_optimizer_ratio != null
 } else := sprintf("Optimizer.step and zero_grad take %s %s on the CPU, where PyTorch does not pick foreach by itself", [lib.pct(input.optimizer_time_ratio), lib.of_time])
