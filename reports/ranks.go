@@ -226,8 +226,9 @@ func stragglerLine(r *engine.Result, rows []rankRow) string {
 			return ""
 		}
 		return fmt.Sprintf("Rank %s paces the job: it starts %s of the collectives last, and the ranks wait a median %s %s for the last arrival. "+
-			"What delays rank %s (its findings, or work before the window: a late step start, a slow batch) sets the job's pace.",
-			row.Rank, fmtPct(*f.RankLastArrivalRatio), fmtPct(*f.RanksCollectiveWaitRatio), ofTime(f), row.Rank)
+			"What delays rank %s (its findings, or work before the window: a late step start, a slow batch) sets the job's pace; "+
+			"on the other ranks, a saving smaller than their wait only lengthens the wait until rank %s gets faster.",
+			row.Rank, fmtPct(*f.RankLastArrivalRatio), fmtPct(*f.RanksCollectiveWaitRatio), ofTime(f), row.Rank, row.Rank)
 	}
 	return ""
 }

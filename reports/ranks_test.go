@@ -193,7 +193,8 @@ func TestStragglerHeadline(t *testing.T) {
 		{Rule: "launch-bound", Title: "GPU waits on kernel launches", Impact: 0.389},
 	}
 	want := "Rank 1 paces the job: it starts 100.0% of the collectives last, and the ranks wait a median 34.7% of step time for the last arrival. " +
-		"What delays rank 1 (its findings, or work before the window: a late step start, a slow batch) sets the job's pace."
+		"What delays rank 1 (its findings, or work before the window: a late step start, a slow batch) sets the job's pace; " +
+		"on the other ranks, a saving smaller than their wait only lengthens the wait until rank 1 gets faster."
 	txt := string(render(t, func(w io.Writer, r *engine.Result) error { return Text(w, r, Terminal{}) }, r))
 	md := string(render(t, Markdown, r))
 	h := string(render(t, HTML, r))
