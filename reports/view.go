@@ -293,9 +293,9 @@ func verdict(f *facts.Facts) string {
 				before = max(before, *g)
 			}
 			if before-*lead < 0.005 {
-				idle += " (" + fmtPct(*lead) + " before its first recorded activity: work queued before the trace began"
+				idle += " (" + fmtPct(*lead) + " before its first recorded activity: launched work queued behind GPU work the trace did not record"
 			} else {
-				idle += " (" + fmtPct(before) + " before its first recorded activity, " + fmtPct(*lead) + " of the window with work queued before the trace began"
+				idle += " (" + fmtPct(before) + " before its first recorded activity, " + fmtPct(*lead) + " of the window with launched work queued behind GPU work the trace did not record"
 			}
 			if f.GPUBusyRatio != nil && before < 1 {
 				// From the first activity on, the share that is busy: a

@@ -43,11 +43,11 @@ func TestVerdictLeadingQueue(t *testing.T) {
 	}{
 		// vLLM graph replay: a short host lead, then the replay queued
 		// behind work from before the trace.
-		{"vllm", 0.439, 0.409, 0.438, 0.56, "GPU idle 43.9% of the window (43.8% before its first recorded activity, 40.9% of the window with work queued before the trace began; busy 99.6% from then on)"},
+		{"vllm", 0.439, 0.409, 0.438, 0.56, "GPU idle 43.9% of the window (43.8% before its first recorded activity, 40.9% of the window with launched work queued behind GPU work the trace did not record; busy 99.6% from then on)"},
 		// All of the lead queued.
-		{"queued", 0.5, 0.409, 0.409, 0.5, "GPU idle 50.0% of the window (40.9% before its first recorded activity: work queued before the trace began; busy 84.6% from then on)"},
+		{"queued", 0.5, 0.409, 0.409, 0.5, "GPU idle 50.0% of the window (40.9% before its first recorded activity: launched work queued behind GPU work the trace did not record; busy 84.6% from then on)"},
 		// backward_thread: 95.6% before the only kernel, 15.5% of it queued.
-		{"mostly-untraced", 0.9999, 0.155, 0.956, 0.0001, "GPU idle 100.0% of the window (95.6% before its first recorded activity, 15.5% of the window with work queued before the trace began; busy 0.2% from then on)"},
+		{"mostly-untraced", 0.9999, 0.155, 0.956, 0.0001, "GPU idle 100.0% of the window (95.6% before its first recorded activity, 15.5% of the window with launched work queued behind GPU work the trace did not record; busy 0.2% from then on)"},
 		{"no-lead", 0.3, 0.01, 0.2, 0.7, "GPU idle 30.0% of the window"},
 	} {
 		f := &facts.Facts{HasGPU: true, GPUIdleRatio: f64(tt.idle), GPUIdleQueuedLeadingRatio: f64(tt.queued), GPUIdleLeadingRatio: f64(tt.before), GPUBusyRatio: f64(tt.busy)}

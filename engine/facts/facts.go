@@ -190,8 +190,8 @@ type Facts struct {
 	// gpu_idle_cpu_op_oneoff_ratio. Null without GPU idle.
 	IdleCulprits map[string][]Culprit `json:"idle_culprits" expr:"idle_culprits"`
 	// GPUIdleQueuedLeadingRatio is the part of gpu_idle_queued_ratio before
-	// the first GPU activity in W: work issued before the trace began, or
-	// launched inside the trace and waiting to start (0..1 of |W|).
+	// the first GPU activity in W: launched work queued behind GPU work the
+	// trace did not record (0..1 of |W|).
 	// GPUIdleQueuedSyncRatio is the part of it during which a host thread
 	// is blocked in an outermost host sync: host and GPU both wait.
 	// QueuedSyncCulprits are those syncs, most overlap first.

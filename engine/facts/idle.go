@@ -203,15 +203,18 @@ func (d *deriver) idleCauses(win ivset) {
 		if ev >= 0 {
 			x.ts, x.name = evs[ev].TS, evs[ev].Name
 		}
+		if cause == causeCPUOp && ev >= 0 && len(d.oneOffOps) > 0 {
+			// The part inside a one-off operator call is the cause's time
+			// but that call's culprit, not the operators' (see oneOffCalls).
+			if in := d.oneOffOps[thread{evs[ev].PID, evs[ev].TID}].clipLen(s, e); in > 0 {
+				ch.totals[cause] += in
+				x.ns -= in
+				ch.add(bucketOneOffOp, evCharge{ev: ev, ns: in, ts: x.ts, name: x.name})
+			}
+		}
 		ch.add(cause, x)
 		if cause == causeRuntime && ev >= 0 && d.is(&evs[ev], kAllocator) {
 			ch.allocNS += e - s
-		}
-		if cause == causeCPUOp && ev >= 0 && len(d.oneOffOps) > 0 {
-			if in := d.oneOffOps[thread{evs[ev].PID, evs[ev].TID}].clipLen(s, e); in > 0 {
-				x.ns = in
-				ch.add(bucketOneOffOp, x)
-			}
 		}
 		tl.add(1+cause, s, e)
 	}

@@ -204,6 +204,12 @@ func TestIdleOneOffOperator(t *testing.T) {
 	if *f.GPUIdleCPUOpRatio < *f.GPUIdleCPUOpOneOffRatio {
 		t.Errorf("gpu_idle_cpu_op_ratio %v below its one-off part %v", *f.GPUIdleCPUOpRatio, *f.GPUIdleCPUOpOneOffRatio)
 	}
+	// The operators' culprits leave the one-off call to its own list.
+	for _, c := range f.IdleCulprits["cpu_op"] {
+		if c.Name == "aten::to" && c.IdleUS >= 1000 {
+			t.Errorf("cpu_op culprit %+v holds the one-off call's 5 ms", c)
+		}
+	}
 }
 
 // An operator called once or twice in the window has no median to be slow

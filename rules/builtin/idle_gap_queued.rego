@@ -129,7 +129,7 @@ else := "default"
 outside_note := "; it fills most of a trace without steps, so what the GPU waits for is outside the trace: profile several iterations before changing the copy" if outside
 else := ""
 
-leading_note := sprintf("; %s of the wait comes before the first GPU activity: work issued before the trace began", [lib.pct(input.gpu_idle_queued_leading_ratio)]) if {
+leading_note := sprintf("; %s of the wait comes before the first GPU activity: launched work queued behind GPU work the trace did not record (issued before it began, or on a stream or process it did not profile)", [lib.pct(input.gpu_idle_queued_leading_ratio)]) if {
 	input.gpu_idle_queued_leading_ratio >= params.min_idle_ratio
 } else := ""
 

@@ -63,9 +63,15 @@ per_step(us) := sprintf(", %s per step", [dur(us / input.steps_count)]) if {
 # culprit(c) names one idle culprit (facts idle_culprits entry): its name,
 # calls, the GPU idle charged to it, the copy it waited on, its
 # record_function scope and the user's Python frame.
-culprit(c) := concat("", [
+culprit(c) := culprit_text(c, per_step(c.idle_us))
+
+# once_culprit(c) is culprit(c) for a one-off cost, which has no share per
+# step.
+once_culprit(c) := culprit_text(c, "")
+
+culprit_text(c, per) := concat("", [
 	c.name,
-	sprintf(" (%d %s, %s of GPU idle%s%s)", [c.calls, plural(c.calls, "call", "calls"), dur(c.idle_us), per_step(c.idle_us), one_off_note(c)]),
+	sprintf(" (%d %s, %s of GPU idle%s%s)", [c.calls, plural(c.calls, "call", "calls"), dur(c.idle_us), per, one_off_note(c)]),
 	copy_note(c),
 	scope_note(c),
 	site_note(c),
@@ -98,6 +104,13 @@ else := ""
 # top_culprit(cause) is the text of the cause's largest culprit, or "".
 top_culprit(cause) := culprit(input.idle_culprits[cause][0]) if input.idle_culprits[cause][0]
 else := ""
+
+# once_culprits(cause, n) joins the cause's n largest culprits as one-off
+# costs (once_culprit).
+once_culprits(cause, n) := concat("; ", [once_culprit(c) |
+	some i, c in input.idle_culprits[cause]
+	i < n
+])
 
 # culprits(cause, n) joins the cause's n largest culprits.
 culprits(cause, n) := concat("; ", [culprit(c) |

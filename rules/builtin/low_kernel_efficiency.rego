@@ -82,9 +82,10 @@
 #   attention op is held to `attainable_attention` (default 50%). Where a
 #   matmul, convolution or attention op of the same trace reaches
 #   `max_ratio` or more, the best such ratio caps the target: it is what
-#   this device and software stack are measured to sustain here (the
-#   MI300X trace's GEMMs reach 37-45% of the bf16 peak, so its attention at
-#   22.8% is held to 44.9%, not 50%).
+#   this device and software stack are measured to sustain here (for
+#   example, where a trace's best GEMM reaches 44.9% of the bf16 peak, an
+#   attention op at 22.8% is held to 44.9%, not 50%). The evidence gives
+#   the target as `target_ratio`.
 #   Measured kernel time; the model assumes dense, non-causal work unless
 #   `Concrete Inputs` says otherwise, so it errs towards a smaller impact.
 #   Likely: a shape may have no faster kernel.
@@ -251,6 +252,7 @@ finding contains f if {
 			{"name": "low_efficiency_kernel_share", "value": low_share, "unit": "ratio"},
 			{"name": "op_peak_ratio", "value": op.peak_ratio, "unit": "ratio"},
 			{"name": "op_roofline_ratio", "value": op.roofline_ratio, "unit": "ratio"},
+			{"name": "target_ratio", "value": target(op), "unit": "ratio"},
 			{"name": "kernel_roofline_ratio", "value": input.kernel_roofline_ratio, "unit": "ratio"},
 		],
 	}

@@ -94,7 +94,7 @@ zero_grad_idle := sum([c.idle_us |
 # With foreach, zero_grad(set_to_none=False) zeroes the gradients with one
 # _foreach_zero_ too, so its idle stays in the claim unless
 # optimizer-zero-grad (set_to_none) claims it; the message splits it out.
-while := sprintf("the GPU is idle %s %s while Optimizer.step and zero_grad run (%s in zero_grad)", [lib.pct(input.gpu_idle_optimizer_ratio), lib.of_time, lib.pct(zero_grad_idle)]) if {
+while := sprintf("the GPU is idle %s %s while Optimizer.step and zero_grad run (%s in zero_grad, which zero_grad(set_to_none=True) removes)", [lib.pct(input.gpu_idle_optimizer_ratio), lib.of_time, lib.pct(zero_grad_idle)]) if {
 	input.has_gpu == true
 	input.gpu_idle_optimizer_ratio != null
 	zero_grad_idle >= 0.0005

@@ -64,12 +64,12 @@ params := data.stepdoctor.params["warmup-in-window"]
 window := "of the profiled steps" if input.has_steps
 else := "of the profiled window"
 
-names := sprintf(": %s", [lib.culprits("warmup", 3)]) if input.idle_culprits.warmup[0]
+names := sprintf(": %s", [lib.once_culprits("warmup", 3)]) if input.idle_culprits.warmup[0]
 else := ""
 
 oneoff_ops := lib.num(input.gpu_idle_cpu_op_oneoff_ratio)
 
-op_names := sprintf(": %s", [lib.culprits("cpu_op_oneoff", 3)]) if input.idle_culprits.cpu_op_oneoff[0]
+op_names := sprintf(": %s", [lib.once_culprits("cpu_op_oneoff", 3)]) if input.idle_culprits.cpu_op_oneoff[0]
 else := ""
 
 # lead says what the one-off calls took; when only operators had one-off
@@ -78,9 +78,9 @@ lead := sprintf("One-off start-up calls take %s %s and keep the GPU idle %s of i
 	lib.pct(input.warmup_ratio), window, lib.pct(input.gpu_idle_warmup_ratio), names,
 ]) if {
 	input.warmup_ratio >= 0.0005
-} else := sprintf("One-off first calls of operators, far slower than their other calls, keep the GPU idle %s %s%s", [lib.pct(oneoff_ops), window, op_names])
+} else := sprintf("One-off operator calls (set-up: a first call, model construction), far slower than their other calls, keep the GPU idle %s %s%s", [lib.pct(oneoff_ops), window, op_names])
 
-ops_note := sprintf("; one-off first calls of operators keep it idle %s more%s", [lib.pct(oneoff_ops), op_names]) if {
+ops_note := sprintf("; one-off operator calls (set-up: a first call, model construction) keep it idle %s more%s", [lib.pct(oneoff_ops), op_names]) if {
 	input.warmup_ratio >= 0.0005
 	oneoff_ops >= 0.0005
 } else := ""
