@@ -69,6 +69,23 @@ else := ""
 
 oneoff_ops := lib.num(input.gpu_idle_cpu_op_oneoff_ratio)
 
+# context_calls are calls that, as the process's first CUDA/HIP call,
+# create the device context (a query that needs the context, or the
+# driver's init): named as such, since as a culprit "cudaDeviceGetStreamPriorityRange"
+# reads as a stream-priority problem.
+context_calls := {
+	"cudaDeviceGetStreamPriorityRange", "cudaGetDeviceCount", "cudaGetDeviceProperties", "cudaSetDevice",
+	"cuInit", "cuDevicePrimaryCtxRetain",
+	"hipDeviceGetStreamPriorityRange", "hipGetDeviceCount", "hipGetDeviceProperties", "hipSetDevice", "hipInit",
+}
+
+# (10 ms or more: context creation takes 100 ms to seconds).
+context_note := sprintf("; %s of %s is device context creation (the process's first CUDA/HIP call initialises the driver and the context)", [lib.dur(c.idle_us), c.name]) if {
+	some c in input.idle_culprits.warmup
+	c.name in context_calls
+	c.idle_us >= 10000
+} else := ""
+
 op_names := sprintf(": %s", [lib.once_culprits("cpu_op_oneoff", 3)]) if input.idle_culprits.cpu_op_oneoff[0]
 else := ""
 
@@ -92,7 +109,7 @@ finding contains f if {
 	impact := input.gpu_idle_warmup_ratio + oneoff_ops
 	max([impact, input.warmup_ratio]) >= params.min_ratio
 	f := {
-		"msg": sprintf("%s%s. This is set-up inside the window, not a per-step cost: profile steady-state steps (schedule(wait=1, warmup=1, active=3))", [lead, ops_note]),
+		"msg": sprintf("%s%s%s. This is set-up inside the window, not a per-step cost: profile steady-state steps (schedule(wait=1, warmup=1, active=3))", [lead, context_note, ops_note]),
 		"impact": impact,
 		"severity": lib.severity(impact, "high"),
 		"evidence": [
