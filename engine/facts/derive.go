@@ -286,50 +286,58 @@ func (d *deriver) indexTimelines() {
 	var lo, hi timelineCounts
 	d.maybeBeside(func() { hi = d.countTimelines(evs[mid:]) }, func() { lo = d.countTimelines(evs[:mid]) })
 	d.hostOps = lo.hostOps || hi.hostOps
-	d.gpuActs = make([]int, lo.gpuActs+hi.gpuActs)
-	d.calls = make([]int, lo.calls+hi.calls)
-	d.instants = make([]int, lo.instants+hi.instants)
-	d.rare = make([]int, lo.rare+hi.rare)
+	lists := d.timelineLists()
+	for k, list := range lists {
+		*list = make([]int, lo.n[k]+hi.n[k])
+	}
 	d.maybeBeside(func() { d.fillTimelines(mid, len(evs), lo) }, func() { d.fillTimelines(0, mid, timelineCounts{}) })
 }
 
-// Timeline classes of an event (see timelineClass).
+// Timeline lists: the bit of each in a timeline class (see timelineClass),
+// and the index of its list in timelineLists.
 const (
-	tlGPU     uint8 = 1 << iota // complete GPU activity: kernel, memcpy, memset
-	tlCall                      // complete runtime or driver call
-	tlInstant                   // instant event
-	tlRare                      // host event of rareHostKinds
-	tlHostOp                    // host operator (cpu_op or no category)
+	tlGPU     = iota // complete GPU activity: kernel, memcpy, memset (gpuActs)
+	tlCall           // complete runtime or driver call (calls)
+	tlInstant        // instant event (instants)
+	tlRare           // host event of rareHostKinds (rare)
+	numTimelines
+	tlHostOp = numTimelines // not a list: a host operator (cpu_op or no category), for hostOps
 )
 
-// timelineCounts counts each class's events in a range of the store (or,
-// for fillTimelines, the list positions a range starts at).
-type timelineCounts struct {
-	gpuActs, calls, instants, rare int
-	hostOps                        bool
+// timelineLists are the lists indexTimelines fills, by timeline bit.
+func (d *deriver) timelineLists() [numTimelines]*[]int {
+	return [numTimelines]*[]int{&d.gpuActs, &d.calls, &d.instants, &d.rare}
 }
 
-// timelineClass returns e's timeline classes (tl bits).
+// timelineCounts counts each list's events in a range of the store (or,
+// for fillTimelines, the positions a range starts at in each list).
+type timelineCounts struct {
+	n       [numTimelines]int
+	hostOps bool
+}
+
+// timelineClass returns e's timeline classes: bit 1<<tl for each list
+// (and tlHostOp) it belongs to.
 func (d *deriver) timelineClass(e *trace.Event) uint8 {
 	var c uint8
 	if e.Ph == trace.PhComplete {
 		switch {
 		case e.Cat.IsGPUActivity():
-			c = tlGPU
+			c = 1 << tlGPU
 		case e.Cat.IsRuntime():
-			c = tlCall
+			c = 1 << tlCall
 		}
 	}
 	switch {
 	case e.Ph == trace.PhInstant:
-		c |= tlInstant
+		c |= 1 << tlInstant
 	case !isCPU(e):
 	case d.is(e, rareHostKinds):
-		c |= tlRare
+		c |= 1 << tlRare
 		fallthrough
 	default:
 		if e.Cat == trace.CatCPUOp || e.Cat == trace.CatNone {
-			c |= tlHostOp
+			c |= 1 << tlHostOp
 		}
 	}
 	return c
@@ -337,40 +345,30 @@ func (d *deriver) timelineClass(e *trace.Event) uint8 {
 
 // countTimelines counts the classes of evs.
 func (d *deriver) countTimelines(evs []trace.Event) timelineCounts {
-	var n [5]int
+	var n timelineCounts
 	for i := range evs {
 		c := d.timelineClass(&evs[i])
-		n[0] += int(c & tlGPU)
-		n[1] += int(c&tlCall) >> 1
-		n[2] += int(c&tlInstant) >> 2
-		n[3] += int(c&tlRare) >> 3
-		n[4] |= int(c & tlHostOp)
+		for k := range numTimelines {
+			n.n[k] += int(c >> k & 1)
+		}
+		n.hostOps = n.hostOps || c&(1<<tlHostOp) != 0
 	}
-	return timelineCounts{gpuActs: n[0], calls: n[1], instants: n[2], rare: n[3], hostOps: n[4] != 0}
+	return n
 }
 
 // fillTimelines writes the indexes of the events from..to-1 into the
 // lists, from the positions at.
 func (d *deriver) fillTimelines(from, to int, at timelineCounts) {
 	evs := d.t.Events
-	g, c, in, r := at.gpuActs, at.calls, at.instants, at.rare
+	lists := d.timelineLists()
+	pos := at.n
 	for i := from; i < to; i++ {
-		k := d.timelineClass(&evs[i])
-		if k&tlGPU != 0 {
-			d.gpuActs[g] = i
-			g++
-		}
-		if k&tlCall != 0 {
-			d.calls[c] = i
-			c++
-		}
-		if k&tlInstant != 0 {
-			d.instants[in] = i
-			in++
-		}
-		if k&tlRare != 0 {
-			d.rare[r] = i
-			r++
+		c := d.timelineClass(&evs[i])
+		for k := range numTimelines {
+			if c>>k&1 != 0 {
+				(*lists[k])[pos[k]] = i
+				pos[k]++
+			}
 		}
 	}
 }
