@@ -830,7 +830,7 @@ func (d *deriver) oneOffCalls() {
 	byOp := map[trace.Str][]int{}
 	if len(slowOp) > 0 {
 		for i := range evs {
-			if e := &evs[i]; slowOp[e.Name] && !e.Cat.IsRuntime() && isCPU(e) && d.isOp(e) && d.inWindow(e.TS) {
+			if e := &evs[i]; slowOp[e.Name] && d.isOp(e) && d.inWindow(e.TS) {
 				byOp[e.Name] = append(byOp[e.Name], i)
 			}
 		}

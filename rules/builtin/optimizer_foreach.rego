@@ -82,14 +82,9 @@ claim := max([0, input.gpu_idle_optimizer_ratio - optimizer_zero_grad.claim]) if
 } else := 0
 
 # zero_grad_idle is the GPU idle charged to Optimizer.zero_grad#... spans
-# (0..1 of the window).
-zero_grad_idle := sum([c.idle_us |
-	some c in input.idle_culprits.optimizer
-	startswith(c.name, "Optimizer.zero_grad#")
-]) / input.window_us if {
-	input.window_us > 0
-	input.idle_culprits.optimizer
-} else := 0
+# (optimizer-zero-grad's measured share of the window), or 0.
+zero_grad_idle := optimizer_zero_grad.measured if optimizer_zero_grad.measured
+else := 0
 
 # With foreach, zero_grad(set_to_none=False) zeroes the gradients with one
 # _foreach_zero_ too, so its idle stays in the claim unless

@@ -89,15 +89,17 @@ context_note := sprintf("; %s of %s is device context creation (the process's fi
 op_names := sprintf(": %s", [lib.once_culprits("cpu_op_oneoff", 3)]) if input.idle_culprits.cpu_op_oneoff[0]
 else := ""
 
+ops := "operator calls (set-up: a first call, model construction)"
+
 # lead says what the one-off calls took; when only operators had one-off
 # calls, it names those.
 lead := sprintf("One-off start-up calls take %s %s and keep the GPU idle %s of it%s", [
 	lib.pct(input.warmup_ratio), window, lib.pct(input.gpu_idle_warmup_ratio), names,
 ]) if {
 	input.warmup_ratio >= 0.0005
-} else := sprintf("One-off operator calls (set-up: a first call, model construction), far slower than their other calls, keep the GPU idle %s %s%s", [lib.pct(oneoff_ops), window, op_names])
+} else := sprintf("One-off %s, far slower than their other calls, keep the GPU idle %s %s%s", [ops, lib.pct(oneoff_ops), window, op_names])
 
-ops_note := sprintf("; one-off operator calls (set-up: a first call, model construction) keep it idle %s more%s", [lib.pct(oneoff_ops), op_names]) if {
+ops_note := sprintf("; one-off %s keep it idle %s more%s", [ops, lib.pct(oneoff_ops), op_names]) if {
 	input.warmup_ratio >= 0.0005
 	oneoff_ops >= 0.0005
 } else := ""
