@@ -517,7 +517,8 @@ func (p *parser) store(r *rawEvent) {
 
 // keep stores an event. The first chunkEvents events go into a chunk;
 // then, when the input's size is known, the store is sized once from the
-// share of the input those events took (plus 10%) and later events are
+// share of the input those events took (plus 10% and estimateSlack), and
+// the shape table from their share carrying shapes; later events are
 // appended in place, so finish needs no copy. Without a size, or when the
 // estimate runs short, events go into fixed-size chunks (no regrowth
 // copies) that finish joins.
@@ -544,7 +545,7 @@ func (p *parser) keep(ev *Event) {
 				// The shape table grows with the events that carry
 				// record_shapes args: size it by their share so far.
 				if n := len(p.t.Shapes); n > 0 {
-					want := int(float64(n)/float64(len(p.chunks[0]))*float64(est)*1.1) + 1024
+					want := int(float64(n)/float64(len(p.chunks[0]))*float64(est)) + estimateSlack
 					p.t.Shapes = append(hugemem.Make[OpShapes](0, want), p.t.Shapes...)
 				}
 				p.flat = append(hugemem.Make[Event](0, est), p.chunks[0]...)
@@ -573,10 +574,14 @@ func (p *parser) estimate(n int) int {
 	if read <= 0 || read >= p.size {
 		return 0
 	}
-	return int(float64(n)*float64(p.size)/float64(read)*1.1) + chunkEvents
+	return int(float64(n)*float64(p.size)/float64(read)*1.1) + estimateSlack
 }
 
 const chunkEvents = 1 << 15
+
+// estimateSlack is the room the sized store keeps beyond its 10% margin,
+// for an input whose first events are its sparsest.
+const estimateSlack = 4096
 
 // firstChunk is the capacity of the first chunk of events: chunkEvents,
 // or fewer for an input too small to hold that many (an event takes 40

@@ -133,3 +133,40 @@ func sameIndex(t *testing.T, tr *trace.Trace) {
 		}
 	}
 }
+
+// TestStoreSizedFromInput checks that a serial read of an input of known
+// size keeps its event store and shape table close to what they hold:
+// each is sized once from the share of the input its first events took,
+// with a 10% margin and a small fixed slack, not a whole chunk of slack
+// (which on a trace of 60,000 events was 50% more memory to clear).
+func TestStoreSizedFromInput(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"traceEvents": [`)
+	const n = 80000
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if i%3 == 2 {
+			fmt.Fprintf(&b, `{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": %d, "dur": 2, "args": {"correlation": %d, "device": 0, "stream": 7}}`, 10*i, i)
+			continue
+		}
+		fmt.Fprintf(&b, `{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": %d, "dur": 5, "args": {"External id": %d, "Input Dims": [[%d, 64], [%d, 64]], "Input type": ["float", "float"]}}`, 10*i, i, i%97+1, i%97+1)
+	}
+	b.WriteString(`]}`)
+	tr, err := trace.ParseWith(strings.NewReader(b.String()), "sized.json", 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Events) != n {
+		t.Fatalf("%d events kept, want %d", len(tr.Events), n)
+	}
+	for _, c := range []struct {
+		what     string
+		len, cap int
+	}{{"event store", len(tr.Events), cap(tr.Events)}, {"shape table", len(tr.Shapes), cap(tr.Shapes)}} {
+		if c.cap < c.len || float64(c.cap) > 1.2*float64(c.len) {
+			t.Errorf("%s: capacity %d for %d entries, want at most 1.2x", c.what, c.cap, c.len)
+		}
+	}
+}
