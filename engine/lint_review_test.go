@@ -109,6 +109,10 @@ func TestLintSharedReview(t *testing.T) {
 	open := map[string]bool{
 		"tiny-model-library":  true, // learn2learn's OmniglotFC: a library class, size unknown
 		"loop-syncs-generate": true, "eval-gathers-predictions": true, "replay-buffer": true,
+		// Small models built in ways lint does not size: nn.Linear
+		// subclasses, nn.LSTM, graph layers of nn.Parameter matrices,
+		// remote modules under a DistributedOptimizer.
+		"small-model-unread": true,
 	}
 	findings, messages, got := reportedKeys(t, dir)
 	kept := 0

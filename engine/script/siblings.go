@@ -198,7 +198,8 @@ func (s *scanner) classSizes() {
 }
 
 // smallModel follows a model expression (a name, self.<attr>, a
-// constructor, .to() / .cuda() chains, DDP / torch.compile wrappers)
+// constructor, .to() / .cuda() chains, DDP / FSDP / tensor-parallel /
+// torch.compile wrappers)
 // through its assignments and says why it is small, or "" when that is not
 // known for every value it may hold.
 func (s *scanner) smallModel(n *sitter.Node, seen map[uintptr]bool, depth int) string {
@@ -256,7 +257,10 @@ func (s *scanner) smallModel(n *sitter.Node, seen map[uintptr]bool, depth int) s
 		case name == ".to" || name == ".cuda" || name == ".train" || name == ".float" || name == ".double" ||
 			name == ".bfloat16" || name == ".half" || name == ".share_memory":
 			return s.smallModel(s.receiver(n), seen, depth+1)
-		case name == "torch.compile" || strings.HasSuffix(name, "DataParallel") || strings.HasSuffix(name, "FullyShardedDataParallel"):
+		case name == "torch.compile" || strings.HasSuffix(name, "DataParallel") || strings.HasSuffix(name, "FullyShardedDataParallel") ||
+			strings.HasSuffix(name, ".parallelize_module") || strings.HasSuffix(name, ".fully_shard"):
+			// The tensor-parallel and FSDP2 wrappers shard the module they
+			// are given and return it: its size is the model's.
 			return s.smallModel(s.argNode(n, "module", 0), seen, depth+1)
 		case strings.HasPrefix(name, "torch.nn."):
 			if why := s.smallNet(n); why != "" {

@@ -15,7 +15,8 @@
 #   Leave it off when every batch has a new shape (each new shape is re-timed)
 #   or when you need bitwise determinism.
 #
-#   **How to confirm.** What stepdoctor matches: A CUDA script that builds convolutions
+#   **How to confirm.** What stepdoctor matches: A CUDA script (or one that picks its device
+#   through `torch.accelerator`) that builds convolutions
 #   (`torch.nn.Conv1d/2d/3d`, `torchvision.models.*`, also picked by name as
 #   in `models.__dict__[arch]()`) and assigns the literal `False` to
 #   `torch.backends.cudnn.benchmark` (reported there), or never sets it
@@ -46,27 +47,25 @@ import data.stepdoctor.lib.script as slib
 params := data.stepdoctor.params["cudnn-benchmark-off"]
 
 finding contains f if {
-	count(input.features.cuda) > 0
-	count(input.features.cpu_only) == 0
+	slib.device_script(input.features)
 	count(input.features.conv) > 0
 	not deterministic
 	some u in input.features.cudnn_benchmark
 	slib.literal(u.value, false)
 	f := {
-		"msg": "torch.backends.cudnn.benchmark is set to False in a convolutional CUDA model: cuDNN does not autotune its convolution algorithms",
+		"msg": sprintf("torch.backends.cudnn.benchmark is set to False in a convolutional %s model: cuDNN does not autotune its convolution algorithms", [slib.device_word(input.features)]),
 		"impact": params.impact,
 		"location": slib.loc(u),
 	}
 }
 
 finding contains f if {
-	count(input.features.cuda) > 0
-	count(input.features.cpu_only) == 0
+	slib.device_script(input.features)
 	count(input.features.conv) > 0
 	never_on
 	first := input.features.conv[0]
 	f := {
-		"msg": sprintf("convolutional CUDA model (%s) without torch.backends.cudnn.benchmark = True%s", [first.name, determinism_note]),
+		"msg": sprintf("convolutional %s model (%s) without torch.backends.cudnn.benchmark = True%s", [slib.device_word(input.features), first.name, determinism_note]),
 		"impact": params.impact,
 		"location": slib.loc(first),
 	}

@@ -16,7 +16,8 @@
 #   ```
 #
 #   **How to confirm.** What stepdoctor matches: The script uses CUDA (`.cuda()`, a `"cuda"`
-#   device) and a `DataLoader(...)` has no `pin_memory` or the literal `False`.
+#   device) or picks its device through `torch.accelerator`, and a
+#   `DataLoader(...)` has no `pin_memory` or the literal `False`.
 #   In a trace this shows as `Memcpy HtoD (Pageable -> Device)` copies
 #   (`memcpy_pageable_htod_count`).
 #
@@ -51,14 +52,14 @@ import data.stepdoctor.lib.script as slib
 params := data.stepdoctor.params["dataloader-pin-memory"]
 
 finding contains f if {
-	count(input.features.cuda) > 0
-	count(input.features.cpu_only) == 0
+	slib.device_script(input.features)
 	some dl in input.dataloaders
 	not dl.kwargs_splat
 	slib.absent_or(dl.pin_memory, false)
 	f := {
-		"msg": "DataLoader without pin_memory=True in a CUDA script: every batch is copied to the GPU from pageable memory, synchronously",
+		"msg": sprintf("DataLoader without pin_memory=True in a %s script: every batch is copied to the GPU from pageable memory, synchronously", [slib.device_word(input.features)]),
 		"impact": params.impact,
 		"location": slib.loc(dl),
 	}
 }
+

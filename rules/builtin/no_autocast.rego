@@ -16,7 +16,8 @@
 #       optimizer.step(); optimizer.zero_grad()
 #   ```
 #
-#   **How to confirm.** What stepdoctor matches: A CUDA script with a loop that calls
+#   **How to confirm.** What stepdoctor matches: A CUDA script (or one that picks its device
+#   through `torch.accelerator`) with a loop that calls
 #   `.backward()` or `optimizer.step()` and no `torch.autocast` /
 #   `torch.amp.autocast` / `torch.cuda.amp.autocast` anywhere; reported once, at
 #   the first training loop. Not reported when mixed precision comes from
@@ -54,8 +55,7 @@ import data.stepdoctor.lib.script as slib
 params := data.stepdoctor.params["no-autocast"]
 
 finding contains f if {
-	count(input.features.cuda) > 0
-	count(input.features.cpu_only) == 0
+	slib.device_script(input.features)
 	count(input.features.autocast) == 0
 	count(input.features.mixed_precision) == 0
 	not small_models_only
@@ -63,7 +63,7 @@ finding contains f if {
 	training(l)
 	not earlier_training_loop(i)
 	f := {
-		"msg": concat("", ["the training loop runs in float32: no torch.autocast in this CUDA script", bce_note]),
+		"msg": concat("", ["the training loop runs in float32: no torch.autocast in this ", slib.device_word(input.features), " script", bce_note]),
 		"impact": params.impact,
 		# a step function's training runs in the step loop that calls it
 		"location": slib.loc(input.loops[l.root]),

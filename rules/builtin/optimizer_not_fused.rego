@@ -13,7 +13,8 @@
 #   optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=True)
 #   ```
 #
-#   **How to confirm.** What stepdoctor matches: In a CUDA script, `torch.optim.Adam`, `AdamW` or
+#   **How to confirm.** What stepdoctor matches: In a CUDA script (or one that picks its device
+#   through `torch.accelerator`), `torch.optim.Adam`, `AdamW` or
 #   `SGD` built with neither `fused=True` nor `foreach=True` (or with
 #   `foreach=False`); not reported when `**kwargs` are passed, nor for a small
 #   model, where the update is a few kernels whatever the implementation: the
@@ -45,8 +46,7 @@ import data.stepdoctor.lib.script as slib
 params := data.stepdoctor.params["optimizer-not-fused"]
 
 finding contains f if {
-	count(input.features.cuda) > 0
-	count(input.features.cpu_only) == 0
+	slib.device_script(input.features)
 	some o in input.optimizers
 	o.name in {"torch.optim.Adam", "torch.optim.AdamW", "torch.optim.SGD"}
 	not o.kwargs_splat
@@ -54,7 +54,7 @@ finding contains f if {
 	not slib.literal(o.fused, true)
 	not slib.literal(o.foreach, true)
 	f := {
-		"msg": sprintf("%s is built %s; pass fused=True for a fused CUDA update", [o.name, how(o)]),
+		"msg": sprintf("%s is built %s; pass fused=True for a fused %s update", [o.name, how(o), slib.device_word(input.features)]),
 		"impact": params.impact,
 		"location": slib.loc(o),
 	}

@@ -57,6 +57,25 @@ gpu_signal(features) if count(features.ddp) > 0
 
 gpu_signal(features) if count(features.gpu_hints) > 0
 
+# device_script(features) holds when the script itself puts its model or
+# data on a GPU: .cuda(), torch.cuda.*, a "cuda" device, or the
+# device-agnostic torch.accelerator.* (current_accelerator(), ...), and no
+# framework is pinned to the CPU. Rules about the model's setup (precision,
+# pinned batches, cuDNN autotuning, fused optimizers) need it: a framework
+# (accelerate, Lightning) or a hint (the nccl backend) says nothing of
+# those settings.
+device_script(features) if {
+	count(features.cuda) + count(features.accelerator) > 0
+	count(features.cpu_only) == 0
+}
+
+# device_word(features) names the script's device in a message: "CUDA" for
+# a script that names CUDA, "GPU" for one that picks its device through
+# torch.accelerator.
+device_word(features) := "CUDA" if count(features.cuda) > 0
+
+else := "GPU"
+
 # sync_label(c) names the host sync that call c is (undefined when c does
 # not make the host wait for the GPU).
 sync_label(c) := sprintf("%s()", [c.name]) if {
