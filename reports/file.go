@@ -19,7 +19,19 @@ import (
 // mode 0644; an existing file keeps its mode. SIGINT or SIGTERM while a
 // report is being written removes the temporary file before the process
 // ends of the signal (see RemoveTemps).
+//
+// A symbolic link at path is followed: the report replaces the file it
+// points to, and the link stays. A path that is a character device or a
+// FIFO (/dev/stdout, /dev/null, a named pipe) is written straight through,
+// where a rename would replace the device node with a regular file. A
+// directory is refused.
 func WriteFile(path string, render func(io.Writer) error) (err error) {
+	if path, err = writeTarget(path); err != nil {
+		return err
+	}
+	if st, statErr := os.Stat(path); statErr == nil && st.Mode()&(os.ModeDevice|os.ModeNamedPipe|os.ModeCharDevice) != 0 {
+		return writeThrough(path, render)
+	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -64,6 +76,56 @@ func WriteFile(path string, render func(io.Writer) error) (err error) {
 	if d, openErr := os.Open(dir); openErr == nil {
 		_ = d.Sync()
 		_ = d.Close()
+	}
+	return nil
+}
+
+// writeTarget is the path a write to path replaces: path itself, or the
+// end of the chain of symbolic links at path (which need not exist yet).
+// It fails for a directory.
+func writeTarget(path string) (string, error) {
+	for hops := 0; ; hops++ {
+		st, err := os.Lstat(path)
+		if err != nil {
+			return path, nil // a new file: created by the rename
+		}
+		switch {
+		case st.IsDir():
+			return "", fmt.Errorf("write %s: is a directory", path)
+		case st.Mode()&os.ModeSymlink == 0:
+			return path, nil
+		case hops == 40: // as the kernel's ELOOP limit
+			return "", fmt.Errorf("write %s: too many levels of symbolic links", path)
+		}
+		to, err := os.Readlink(path)
+		if err != nil {
+			return "", fmt.Errorf("write %s: %w", path, err)
+		}
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(filepath.Dir(path), to)
+		}
+		path = to
+	}
+}
+
+// writeThrough writes a report into a device or a FIFO as it is rendered:
+// there is no file to replace atomically.
+func writeThrough(path string, render func(io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	bw := bufio.NewWriterSize(f, 64<<10)
+	if err := render(bw); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("render report: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("write report: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close report: %w", err)
 	}
 	return nil
 }

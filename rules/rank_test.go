@@ -3,7 +3,9 @@ package rules
 import "testing"
 
 // A finding ranked below a less severe one takes that severity; a severity
-// a team pinned is kept.
+// a team pinned is kept, and the finding leads its severity: a team's high
+// ranks above every medium (the README's "a finding never ranks above a
+// more severe one" holds for it too; before, it stayed below them).
 func TestRankSeverityFollowsOrder(t *testing.T) {
 	fs := []Finding{
 		{Rule: "a-high-likely", Severity: SeverityHigh, Impact: 0.25, Confidence: Likely},           // score 0.15
@@ -15,7 +17,7 @@ func TestRankSeverityFollowsOrder(t *testing.T) {
 	want := []struct {
 		rule string
 		sev  Severity
-	}{{"b-medium-confirmed", SeverityMedium}, {"a-high-likely", SeverityMedium}, {"c-pinned-high", SeverityHigh}, {"d-low", SeverityLow}}
+	}{{"c-pinned-high", SeverityHigh}, {"b-medium-confirmed", SeverityMedium}, {"a-high-likely", SeverityMedium}, {"d-low", SeverityLow}}
 	for i, w := range want {
 		if fs[i].Rule != w.rule || fs[i].Severity != w.sev {
 			t.Errorf("%d: %s %s, want %s %s", i, fs[i].Rule, fs[i].Severity, w.rule, w.sev)

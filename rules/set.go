@@ -734,7 +734,9 @@ func severityRank(s Severity) int {
 // Severity then follows the order (docs/ARCHITECTURE.md "Impact": a listed
 // finding never has a higher severity than one ranked above it): a finding
 // ranked below a less severe one takes that severity. Severities a team
-// configured (Config.Severity) are kept as set.
+// configured (Config.Severity) are kept as set, and such a finding moves to
+// the head of its severity (a pinned high above every medium, a pinned low
+// below every medium), so that the promise holds for it too.
 func Rank(fs []Finding) {
 	sort.SliceStable(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]
@@ -753,9 +755,11 @@ func Rank(fs []Finding) {
 		return a.Impact > b.Impact
 	})
 	floor := 0 // the least severe rank seen so far
+	pinned := false
 	for i := range fs {
 		f := &fs[i]
 		if f.SeverityPinned {
+			pinned = true
 			continue
 		}
 		if r := severityRank(f.Severity); r < floor && floor < len(Severities) {
@@ -763,6 +767,11 @@ func Rank(fs []Finding) {
 		} else {
 			floor = max(floor, r)
 		}
+	}
+	if pinned {
+		// The others' severities now fall in rank order: a stable sort by
+		// severity moves only the pinned ones.
+		sort.SliceStable(fs, func(i, j int) bool { return severityRank(fs[i].Severity) < severityRank(fs[j].Severity) })
 	}
 }
 

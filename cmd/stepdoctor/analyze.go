@@ -100,6 +100,9 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 			return usage(fmt.Errorf("parse paths: - (stdin) given for both the trace and --baseline; it can be read once"))
 		}
 	}
+	if fl.out == "-" {
+		fl.out = "" // standard output, as for facts
+	}
 	format, err := chooseFormat(reports.ForAnalyze, fl.format, objstore.Name(fl.out))
 	if err != nil {
 		return usage(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +34,9 @@ unchanged. Output as for analyze: terminal by default, -o FILE (` + reports.Exte
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if args[0] == "-" && args[1] == "-" {
 				return &exitError{2, fmt.Errorf("parse paths: - (stdin) given for both BEFORE and AFTER; it can be read once")}
+			}
+			if out == "-" {
+				out = "" // standard output, as for facts
 			}
 			if err := checkOutput(out, traceInputs(args...)); err != nil {
 				return err
@@ -110,7 +114,8 @@ func parseBound(s string) (float64, error) {
 	t := strings.TrimSpace(s)
 	pct := strings.HasSuffix(t, "%")
 	v, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
-	if err != nil || v < 0 {
+	if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		// NaN compares false with every slowdown: it would pass them all.
 		return 0, fmt.Errorf("parse --max-regression: %q is not a percentage such as 10%% or a fraction such as 0.1", s)
 	}
 	if pct {

@@ -283,8 +283,11 @@ func TestDiffAndBaseline(t *testing.T) {
 	if code, _, stderr := runCLI(t, "analyze", "--baseline", fast, "--regression-fact", "step_time_us.p90", "--max-regression", "10%", slow); code != 3 || !strings.Contains(stderr, "step_time_us.p90 regressed") {
 		t.Errorf("step_time_us.p90 regression: exit %d %s", code, stderr)
 	}
-	if code, _, _ := runCLI(t, "analyze", "--baseline", fast, "--max-regression", "ten", slow); code != 2 {
-		t.Errorf("bad bound: exit %d", code)
+	// NaN compares false with every slowdown: accepted, it passed them all.
+	for _, bad := range []string{"ten", "NaN", "nan%", "Inf%"} {
+		if code, _, _ := runCLI(t, "analyze", "--baseline", fast, "--max-regression", bad, slow); code != 2 {
+			t.Errorf("bad bound %s: exit %d, want 2", bad, code)
+		}
 	}
 	// A baseline that cannot be read or compared, or a --regression-fact
 	// refused, is an input error before any report: no file is left, and

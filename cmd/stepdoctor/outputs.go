@@ -51,7 +51,7 @@ func ruleDirInputs(dirs ...string) []input {
 
 // checkOutput refuses an output path that is one of the inputs, or that an
 // input directory's scan reads or would read, however it is spelt: through
-// symlinks, "..", or a hard link. Writing there would replace a trace
+// symlinks, "..", a hard link, or a file:// URL. Writing there would replace a trace
 // (perhaps the only record of an expensive run) with the report. The error
 // is a usage error (exit 2).
 func checkOutput(out string, inputs []input) error {
@@ -61,6 +61,14 @@ func checkOutput(out string, inputs []input) error {
 	refuse := func(why string) error {
 		return &exitError{2, fmt.Errorf("refuse output %s: %s", out, why)}
 	}
+	// A file:// URL is a local path: compared as one, on either side.
+	out, _ = objstore.LocalPath(out)
+	local := make([]input, len(inputs))
+	for i, in := range inputs {
+		local[i] = in
+		local[i].path, _ = objstore.LocalPath(in.path)
+	}
+	inputs = local
 	if objstore.IsURL(out) {
 		return checkURLOutput(out, inputs, refuse)
 	}

@@ -109,6 +109,30 @@ func TestOutputOntoInputRefused(t *testing.T) {
 				copyTrace(t, "healthy.pt.trace.json", filepath.Join(d, "b.json"))
 			},
 		},
+		"analyze file URL onto its plain path": {
+			args: func(d string) []string {
+				return []string{"analyze", "--format", "json", "-o", "file://" + filepath.ToSlash(filepath.Join(d, "x.json")), filepath.Join(d, "x.json")}
+			},
+			keep: []string{"x.json"},
+		},
+		"analyze plain path onto its file URL": {
+			args: func(d string) []string {
+				return []string{"analyze", "--format", "json", "-o", filepath.Join(d, "x.json"), "file://" + filepath.ToSlash(filepath.Join(d, "x.json"))}
+			},
+			keep: []string{"x.json"},
+		},
+		"analyze file URL onto a rank of the input dir": {
+			args: func(d string) []string {
+				return []string{"analyze", "--format", "json", "-o", "file://" + filepath.ToSlash(filepath.Join(d, "log", "rank0.json")), filepath.Join(d, "log")}
+			},
+			keep: []string{"log/rank0.json"},
+		},
+		"facts file URL": {
+			args: func(d string) []string {
+				return []string{"facts", "-o", "file://" + filepath.ToSlash(filepath.Join(d, "x.json")), filepath.Join(d, "x.json")}
+			},
+			keep: []string{"x.json"},
+		},
 	}
 	if runtime.GOOS != "windows" {
 		cases["analyze symlink"] = setup{
@@ -226,3 +250,4 @@ func TestRefuseStdinFileAsOutput(t *testing.T) {
 		t.Errorf("another output: %v", err)
 	}
 }
+

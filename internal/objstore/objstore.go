@@ -62,6 +62,18 @@ func IsURL(p string) bool {
 	return false
 }
 
+// LocalPath is the local path a file:// URL names (file:///data/r0.json:
+// /data/r0.json), and true; p itself and false for anything else. Checks
+// that compare paths (an output that would replace an input) read a
+// file:// URL through it, as the same file as its plain path.
+func LocalPath(p string) (string, bool) {
+	l, err := parse(p)
+	if err != nil || l.scheme != "file" {
+		return p, false
+	}
+	return filepath.Join(l.root, filepath.FromSlash(l.key)), true
+}
+
 // Name is the object's key part of a URL (its path, without the query),
 // for matching file names and extensions; p itself when it is not a URL.
 func Name(p string) string {
