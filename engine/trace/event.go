@@ -191,6 +191,27 @@ func argOf(k []byte) arg {
 	return argOther
 }
 
+// badIntArg notes an integer arg (args.bytes, args.correlation, ...)
+// written as a number that is not an integer that fits: a fraction, a
+// number past int64. The arg is ignored, as if absent, so that a sum such
+// as memcpy_bytes counts what the trace states, and the health says so.
+// A string value is ignored without a note: ROCm runtime events write
+// "stream": "0x0" and "bytes": "256" as strings, and no fact reads them.
+func (p *parser) badIntArg(a arg, num []byte, off int64) {
+	v := string(num)
+	if len(v) > 40 {
+		v = v[:40] + "..."
+	}
+	p.note(DiagWarning, "bad_int_arg", fmt.Sprintf("args[%q] is %s, not an integer that fits in 64 bits; ignored", argNames[a], v), off)
+}
+
+// argNames are the keys the integer args are read from, for messages.
+var argNames = [...]string{
+	argCorrelation: "correlation", argExternalID: "External id", argDevice: "device", argStream: "stream",
+	argBytes: "bytes", argTotalAllocated: "Total Allocated", argDeviceID: "Device Id",
+	argReserved: "Total Reserved", argDeviceType: "Device Type",
+}
+
 // intArg is where an integer arg of kind a is kept: an Event field (dst
 // or dst32) with its Has flag, or, when side, a MemArgs field (memArg),
 // with the Has flag that says it is set, if any; all zero for the other
@@ -363,11 +384,12 @@ func (p *parser) argsBody(ev *Event, ca *CommArgs) error {
 		if err != nil {
 			return err
 		}
+		off := lx.offset()
 		if c != '-' && (c < '0' || c > '9') {
 			if err := lx.skipValue(); err != nil {
 				return err
 			}
-			continue
+			continue // a string: ROCm runtime events write "stream": "0x0", "bytes": "256"
 		}
 		b, err := lx.number()
 		if err != nil {
@@ -375,6 +397,7 @@ func (p *parser) argsBody(ev *Event, ca *CommArgs) error {
 		}
 		v, ok := parseInt(b)
 		if !ok {
+			p.badIntArg(a, b, off)
 			continue
 		}
 		if side {
@@ -511,6 +534,14 @@ func (p *parser) store(r *rawEvent) {
 	}
 	if ev.Cat == CatPythonFunction {
 		p.t.WithStack = true
+	}
+	if ev.Has&HasBytes != 0 && (ev.Cat == CatMemcpy || ev.Cat == CatMemset) {
+		// A copy or fill moves a byte count; a negative one ([memory]
+		// events free with one) would make memcpy_bytes a sum of nothing.
+		if b, _ := p.t.BytesOf(ev); b < 0 {
+			ev.Has &^= HasBytes
+			p.note(DiagWarning, "negative_bytes", fmt.Sprintf("a memcpy or memset with args.bytes %d; ignored", b), r.off)
+		}
 	}
 	p.keep(ev)
 }

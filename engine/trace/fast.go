@@ -277,8 +277,15 @@ func (p *parser) fastArgs(b []byte, i int, ev *Event, pend *pendingArgs) int {
 			}
 			continue
 		}
-		if c := b[i]; c != '-' && (c < '0' || c > '9') {
+		flag, dst, dst32, side := intArg(a, ev)
+		if flag == 0 && !side {
 			if i = skipValueAt(b, i); i < 0 {
+				return -1
+			}
+			continue
+		}
+		if c := b[i]; c != '-' && (c < '0' || c > '9') {
+			if i = skipValueAt(b, i); i < 0 { // a string: ignored, as the general read does
 				return -1
 			}
 			continue
@@ -287,15 +294,13 @@ func (p *parser) fastArgs(b []byte, i int, ev *Event, pend *pendingArgs) int {
 		if e < 0 {
 			return -1
 		}
-		ok := true
 		if !plain {
-			v, ok = parseInt(b[i:e])
+			var ok bool
+			if v, ok = parseInt(b[i:e]); !ok {
+				return -1 // past int64 or a fraction: the general read notes it
+			}
 		}
 		i = e
-		if !ok {
-			continue
-		}
-		flag, dst, dst32, side := intArg(a, ev)
 		switch {
 		case side:
 			pend.mem[pend.nMem] = pendingMem{a, v}

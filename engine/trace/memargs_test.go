@@ -49,6 +49,36 @@ func TestMemArgs(t *testing.T) {
 	}
 }
 
+// TestBadIntArgsNoted: an integer arg written as a number that is not an
+// integer that fits (a fraction, a number past int64) is ignored and the
+// health says so, once per reason with a count; a string is ignored
+// without a note (ROCm runtime events write "bytes": "256"); a memcpy's
+// negative byte count is dropped and noted. Before, each vanished silently: memcpy_bytes read 0, or a
+// negative sum that a facts file then failed validation with.
+func TestBadIntArgsNoted(t *testing.T) {
+	tr := parse(t, `{"traceEvents":[
+	{"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pinned -> Device)","pid":0,"tid":7,"ts":50,"dur":3,"args":{"device":0,"stream":7,"correlation":9,"bytes":10000000000000000000}},
+	{"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pinned -> Device)","pid":0,"tid":7,"ts":60,"dur":3,"args":{"device":0,"stream":7,"correlation":10,"bytes":"4096"}},
+	{"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pinned -> Device)","pid":0,"tid":7,"ts":70,"dur":3,"args":{"device":0,"stream":7,"correlation":11,"bytes":12.5}},
+	{"ph":"X","cat":"gpu_memset","name":"Memset (Device)","pid":0,"tid":7,"ts":80,"dur":3,"args":{"device":0,"stream":7,"correlation":12,"bytes":-5}},
+	{"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pinned -> Device)","pid":0,"tid":7,"ts":90,"dur":3,"args":{"device":0,"stream":7,"correlation":13,"bytes":64}},
+	{"ph":"i","s":"t","name":"[memory]","pid":1,"tid":2,"ts":100,"args":{"Bytes":-64}}
+	]}`)
+	for i, want := range []int64{-1, -1, -1, -1, 64, -64} {
+		b, ok := tr.BytesOf(&tr.Events[i])
+		if ok != (want != -1) || ok && b != want {
+			t.Errorf("event %d: bytes %d %v, want %d", i, b, ok, want)
+		}
+	}
+	got := map[string]int{}
+	for _, d := range tr.Health.Diagnostics {
+		got[d.Reason] = d.Count
+	}
+	if got["bad_int_arg"] != 2 || got["negative_bytes"] != 1 || len(got) != 2 {
+		t.Errorf("diagnostics %+v, want bad_int_arg x2 and negative_bytes x1", tr.Health.Diagnostics)
+	}
+}
+
 // TestEventSize guards the store's size: every kept event costs this much
 // memory, and every facts pass reads it. An arg only some events carry
 // belongs in a side table (MemArgs, Shapes, Comms).
