@@ -220,6 +220,9 @@ func checkAnnotate(fl analyzeFlags, paths []string, cfg *rules.FileConfig) error
 		return nil
 	}
 	usage := func(format string, a ...any) error { return &exitError{2, fmt.Errorf(format, a...)} }
+	if objstore.IsURL(fl.annotate) {
+		return usage("refuse --annotate %s: the annotated trace goes to a local path (for file:///dir/x.json give /dir/x.json)", fl.annotate)
+	}
 	if !engine.IsTraceName(filepath.Base(fl.annotate)) {
 		return usage("refuse --annotate %s: the annotated trace is Chrome-trace JSON; name it .json or .json.gz", fl.annotate)
 	}

@@ -74,6 +74,7 @@ func TestAnnotateFlagRefused(t *testing.T) {
 		{"into scanned dir", []string{"analyze", "--annotate", filepath.Join(d, "log", "new.json"), filepath.Join(d, "log")}, "refuse output"},
 		{"onto report", []string{"analyze", "-o", filepath.Join(d, "r.json"), "--annotate", filepath.Join(d, "r.json"), in}, "report's output"},
 		{"not a trace name", []string{"analyze", "--annotate", filepath.Join(d, "a.html"), in}, "name it .json or .json.gz"},
+		{"a URL", []string{"analyze", "--annotate", "file://" + filepath.ToSlash(filepath.Join(d, "a.json")), in}, "goes to a local path"},
 		{"stdin", []string{"analyze", "--annotate", filepath.Join(d, "a.json"), "-"}, "stdin"},
 		{"several traces", []string{"analyze", "--annotate", filepath.Join(d, "a.json"), filepath.Join(d, "log", "rank0.json"), filepath.Join(d, "log", "rank1.json")}, "run analyze once per trace"},
 	} {

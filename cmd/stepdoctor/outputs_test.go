@@ -250,4 +250,3 @@ func TestRefuseStdinFileAsOutput(t *testing.T) {
 		t.Errorf("another output: %v", err)
 	}
 }
-

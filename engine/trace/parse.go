@@ -92,6 +92,10 @@ func parseInput(ctx context.Context, r io.Reader, name string, opt parOptions) (
 		p.par.workers = defaultWorkers(p.size, p.t.Gzip)
 	}
 	if err := p.run(); err != nil {
+		if gz {
+			// The reader's offsets count the stream it parses.
+			return nil, fmt.Errorf("parse trace %s (gzip: byte offsets are in the uncompressed JSON): %w", name, err)
+		}
 		return nil, fmt.Errorf("parse trace %s: %w", name, err)
 	}
 	if err := changedWhileRead(r, size, raw); err != nil {
