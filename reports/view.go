@@ -470,6 +470,9 @@ func walkFacts(v reflect.Value, prefix string, visit func(name, unit string, v r
 		}
 		u := string(facts.UnitOf(name))
 		fv := v.Field(i)
+		if strings.Contains(sf.Tag.Get("json"), ",omitempty") && fv.IsZero() {
+			continue // absent from the JSON too (device.compute_from)
+		}
 		if fv.Kind() == reflect.Pointer {
 			if fv.IsNil() {
 				visit(name, u, fv, true)

@@ -407,7 +407,51 @@ func (d *deriver) primaryDevice() {
 	id := best
 	d.f.PrimaryDevice = &id
 	d.f.Device = d.deviceProps(best)
+	if d.f.Device == nil && len(d.t.Devices) == 0 {
+		d.f.Device = d.archFromKernels(best)
+	}
 	d.f.GPUVendor = d.vendor()
+}
+
+// kernelArchs are kernel-name prefixes that name the NVIDIA architecture a
+// library kernel targets, newest first, with its compute capability.
+// Only Volta and newer: they are what tensor-core advice needs, and an
+// older prefix does not bound the device (cuDNN runs maxwell_ kernels on
+// Pascal).
+var kernelArchs = []struct {
+	prefix       string
+	major, minor int64
+}{
+	{"sm100_", 10, 0}, {"sm90_", 9, 0}, {"sm89_", 8, 9}, {"sm86_", 8, 6}, {"sm80_", 8, 0}, {"ampere_", 8, 0},
+	{"turing_", 7, 5}, {"sm75_", 7, 5}, {"volta_", 7, 0}, {"sm70_", 7, 0},
+}
+
+// archFromKernels bounds the compute capability of device id from the
+// names of its kernels (see Device.ComputeFrom), or nil.
+func (d *deriver) archFromKernels(id int64) *Device {
+	best := -1
+	for _, i := range d.gpuActs {
+		e := &d.t.Events[i]
+		if e.Cat != trace.CatKernel || e.DeviceID() != id {
+			continue
+		}
+		n := d.t.Name(e)
+		for k, a := range kernelArchs {
+			if best >= 0 && k >= best {
+				break
+			}
+			if strings.HasPrefix(n, a.prefix) || strings.HasPrefix(n, "void "+a.prefix) {
+				best = k
+				break
+			}
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	a := kernelArchs[best]
+	major, minor := a.major, a.minor
+	return &Device{ID: id, ComputeMajor: &major, ComputeMinor: &minor, ComputeFrom: a.prefix}
 }
 
 // vendor names the GPU maker from the device name, else from the runtime

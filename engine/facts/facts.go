@@ -32,6 +32,14 @@ type Device struct {
 	ComputeMinor     *int64 `json:"compute_minor" expr:"compute_minor"`
 	SMCount          *int64 `json:"sm_count" expr:"sm_count"`
 	TotalMemoryBytes *int64 `json:"total_memory_bytes" expr:"total_memory_bytes"`
+	// ComputeFrom is set when the trace has no deviceProperties and the
+	// compute capability is a lower bound read from the primary device's
+	// kernel names (cuBLAS, cuDNN and CUTLASS name their kernels for the
+	// architecture they target: volta_, turing_, ampere_, sm90_, ...): the
+	// prefix that gave it. The device is at least that architecture, so
+	// "tensor cores" (7.0 or newer) holds; an older prefix (maxwell_, which
+	// cuDNN runs on Pascal too) gives nothing. Name and sizes stay empty.
+	ComputeFrom string `json:"compute_from,omitempty" expr:"compute_from"`
 }
 
 // Facts is the full set of facts derived from one trace (one rank).
@@ -214,6 +222,14 @@ type Facts struct {
 	// allocation, cuDNN autotuning), 0..1 of |W|: warm-up in the window,
 	// like gpu_idle_warmup_ratio. Its culprits are IdleCulprits[OneOffOpCulprits].
 	GPUIdleCPUOpOneOffRatio *float64 `json:"gpu_idle_cpu_op_oneoff_ratio" expr:"gpu_idle_cpu_op_oneoff_ratio"`
+	// ViewOpMedianUS is the median duration in us of the view-only
+	// operators in W (aten::view, aten::as_strided, aten::_unsafe_view,
+	// aten::alias: metadata only, no kernel, no child op), the host's
+	// fixed cost of one dispatched op. About 1 us on a current server CPU
+	// with the profiler on; tens of us mean a slowed host (CPU contention,
+	// oversubscribed threads) or heavy profiler overhead, which inflates
+	// every host-side cost in the trace. Null under 50 such calls.
+	ViewOpMedianUS *float64 `json:"view_op_median_us" expr:"view_op_median_us"`
 	// WarmupRatio is |union of one-off runtime calls in W| / |W| (0..1):
 	// context creation, lazy module loading, the allocator's first calls
 	// inside the profiled window (docs/ARCHITECTURE.md "One-off calls").

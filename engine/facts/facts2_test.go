@@ -303,3 +303,39 @@ func TestMemory2021Format(t *testing.T) {
 	}
 	wantF(t, "memory_allocs_per_step", f.MemoryAllocsPerStep, 3)
 }
+
+// Without deviceProperties, the compute capability is bounded from below
+// by the architecture the library kernels are named for (volta_, ampere_,
+// sm90_, ...), the newest named; an older prefix (cuDNN runs maxwell_
+// kernels on Pascal) bounds nothing, and deviceProperties always win.
+func TestDeviceArchFromKernels(t *testing.T) {
+	for _, tt := range []struct {
+		kernels      []string
+		props        bool
+		major, minor int64 // -1: no device
+		from         string
+	}{
+		{[]string{"volta_sgemm_128x64_nn", "void at::native::elementwise_kernel"}, false, 7, 0, "volta_"},
+		{[]string{"volta_sgemm_128x64_nn", "ampere_sgemm_64x32_tn"}, false, 8, 0, "ampere_"},
+		{[]string{"void sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32"}, false, 9, 0, "sm90_"},
+		{[]string{"maxwell_scudnn_128x32_relu_small_nn", "void at::native::vectorized_elementwise_kernel"}, false, -1, -1, ""},
+		{[]string{"volta_sgemm_128x64_nn"}, true, 8, 0, ""}, // the A100 of deviceProperties
+	} {
+		b := tracetest.New()
+		if !tt.props {
+			b.Top("deviceProperties", nil)
+		}
+		for k, name := range tt.kernels {
+			at := float64(k) * 100
+			b.Launch(at, 5, name, at+10, 50)
+		}
+		f := derive(t, b)
+		d := f.Device
+		switch {
+		case tt.major < 0 && d != nil:
+			t.Errorf("%v: device %+v, want none", tt.kernels, d)
+		case tt.major >= 0 && (d == nil || d.ComputeMajor == nil || *d.ComputeMajor != tt.major || *d.ComputeMinor != tt.minor || d.ComputeFrom != tt.from):
+			t.Errorf("%v: device %+v, want %d.%d from %q", tt.kernels, d, tt.major, tt.minor, tt.from)
+		}
+	}
+}

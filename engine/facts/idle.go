@@ -785,6 +785,11 @@ func (d *deriver) oneOffCalls() {
 	}
 	evs := d.t.Events
 	minNS := min(int64(oneOffMinNS), d.windowNS/20)
+	// An operator's set-up (the first call of a GEMM shape choosing its
+	// cuBLAS algorithm, a first allocation) is milliseconds, not the tens
+	// of milliseconds of context creation: the floor for operators is 1%
+	// of |W|. The 20x-median test and the one-step test stay.
+	minOpNS := min(int64(oneOffMinNS), d.windowNS/oneOffOpWindowShare)
 	syncs := d.syncUnion()
 	counted := func(i int) bool {
 		e := &evs[i]
@@ -810,7 +815,7 @@ func (d *deriver) oneOffCalls() {
 	slowOp := map[trace.Str]bool{}
 	if d.hostOps {
 		for i := range evs {
-			if e := &evs[i]; e.Dur >= minNS && !e.Cat.IsRuntime() && counted(i) {
+			if e := &evs[i]; e.Dur >= minOpNS && !e.Cat.IsRuntime() && counted(i) {
 				slowOp[e.Name] = true
 			}
 		}
@@ -843,10 +848,28 @@ func (d *deriver) oneOffCalls() {
 		}
 		slices.Sort(durs)
 		med := percentile(durs, 0.5)
+		floor := minNS
+		var first map[trace.Str]int64 // an operator's first call per recorded shapes
+		if op {
+			floor = minOpNS
+			first = map[trace.Str]int64{}
+			for _, i := range idx {
+				k := d.shapeKey(i)
+				if t, ok := first[k]; !ok || evs[i].TS < t {
+					first[k] = evs[i].TS
+				}
+			}
+		}
 		var slow []int
 		for _, i := range idx {
 			dur := evs[i].Dur
-			if (!op && len(idx) == 1 || float64(dur) >= oneOffOverMedian*med) && dur >= minNS && counted(i) {
+			if (!op && len(idx) == 1 || float64(dur) >= oneOffOverMedian*med) && dur >= floor && counted(i) {
+				// Below the 50 ms floor an operator is set-up only as the
+				// first call of its name and shapes: a slow call later on
+				// is a stall, not a warm-up.
+				if op && dur < minNS && first[d.shapeKey(i)] != evs[i].TS {
+					continue
+				}
 				slow = append(slow, i)
 			}
 		}
@@ -893,11 +916,22 @@ func (d *deriver) oneOffCalls() {
 	}
 }
 
+// shapeKey is the record_shapes text of event i's input dims (0 without
+// record_shapes): calls of one operator name with one key run the same
+// kernels.
+func (d *deriver) shapeKey(i int) trace.Str {
+	if sh, ok := d.t.ShapesOf(&d.t.Events[i]); ok {
+		return sh.Dims
+	}
+	return 0
+}
+
 // One-off thresholds (docs/ARCHITECTURE.md "One-off calls"): 20x the median of the name's calls,
-// and 50 ms or 5% of |W|.
+// and 50 ms or 5% of |W| (operators: 50 ms or 1% of |W|).
 const (
-	oneOffOverMedian = 20
-	oneOffMinNS      = 50_000_000
+	oneOffOverMedian    = 20
+	oneOffMinNS         = 50_000_000
+	oneOffOpWindowShare = 100 // operators: 1% of |W|
 )
 
 // stepOf returns the index of the step whose span holds ts (0 without

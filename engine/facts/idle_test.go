@@ -212,6 +212,33 @@ func TestIdleOneOffOperator(t *testing.T) {
 	}
 }
 
+// Below 5% of |W| (down to 1%), an operator call is set-up only as the
+// first call of its name: a first GEMM of a shape choosing its algorithm
+// is, a slow call in a later step is a stall.
+func TestIdleOneOffOperatorSmall(t *testing.T) {
+	// W = 20 x 10 ms; 3 ms is 1.5% of it.
+	f := derive(t, oneOffOpTrace(3000, 20, 2, false))
+	wantF(t, "first call: gpu_idle_cpu_op_oneoff_ratio", f.GPUIdleCPUOpOneOffRatio, 3000.0/200_000)
+
+	b := tracetest.New()
+	for k := 0; k < 20; k++ {
+		s := float64(k) * 10_000
+		b.Step(k, s, 10_000)
+		at := s
+		for c := 0; c < 2; c++ {
+			dur := 10.0
+			if k == 5 && c == 1 {
+				dur = 3000 // a stall late in the window, not the first call
+			}
+			b.Op("aten::to", at, dur)
+			at += dur
+		}
+		b.Launch(at, 5, "k", at+10, 100)
+	}
+	f = derive(t, b)
+	wantF(t, "later call: gpu_idle_cpu_op_oneoff_ratio", f.GPUIdleCPUOpOneOffRatio, 0)
+}
+
 // An operator called once or twice in the window has no median to be slow
 // against, and one that waits in a host sync is slow for the GPU, not
 // warming up.

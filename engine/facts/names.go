@@ -44,6 +44,7 @@ const (
 	kModule                              // "nn.Module: Name_N", the python_function frame of an nn.Module (with_modules)
 	kCompiledRegion                      // a compiled-region annotation (see isCompiledRegion)
 	kDynamoTimed                         // a "... (dynamo_timed)" compile span
+	kMetaOp                              // an op that only makes a tensor view: aten::view, aten::as_strided, ...
 )
 
 // rareHostKinds are the kinds of the host events that the passes over few
@@ -121,6 +122,9 @@ func classify(name string) nameKind {
 	}
 	if allocatorNames[name] {
 		k |= kAllocator
+	}
+	if metaOpNames[name] {
+		k |= kMetaOp
 	}
 	if strings.Contains(strings.ReplaceAll(strings.ToLower(name), "_", ""), "allreduce") {
 		k |= kAllReduce
@@ -220,3 +224,9 @@ func isFP32MatmulName(lower string) bool {
 	}
 	return false
 }
+
+// metaOpNames are operators that only make a view of a tensor: metadata,
+// no kernel, no data touched, and no child operator, so their duration
+// is the host's fixed cost of one dispatched op (about 1 us on a
+// current server CPU with the profiler on).
+var metaOpNames = map[string]bool{"aten::view": true, "aten::as_strided": true, "aten::_unsafe_view": true, "aten::alias": true}

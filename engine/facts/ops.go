@@ -395,6 +395,7 @@ func (d *deriver) opTables() {
 // opTablesRest derives the op tables' facts after the roofline: the op,
 // optimizer, repeated-op, chain and label facts.
 func (d *deriver) opTablesRest(x *opIndex) {
+	d.viewOpCost(x)
 	d.opTable(x)
 	d.optimizer(x)
 	d.repeatedOps(x)
@@ -623,4 +624,24 @@ func (d *deriver) topKernel(kstats map[trace.Str]*KernelStat) {
 	d.f.TopKernelName = &name
 	d.f.TopKernelShare = f64(bestUS / totalUS)
 	d.f.TopKernelTimeRatio = d.ratio(d.clippedUnion(iv))
+}
+
+// minViewOps is the fewest view-only calls view_op_median_us is taken
+// from.
+const minViewOps = 50
+
+// viewOpCost sets view_op_median_us from the view-only operators in W.
+func (d *deriver) viewOpCost(x *opIndex) {
+	evs := d.t.Events
+	var durs []float64
+	for _, i := range x.ops {
+		if e := &evs[i]; d.is(e, kMetaOp) && d.inWindow(e.TS) {
+			durs = append(durs, float64(e.Dur)/1e3)
+		}
+	}
+	if len(durs) < minViewOps {
+		return
+	}
+	slices.Sort(durs)
+	d.f.ViewOpMedianUS = f64(percentile(durs, 0.5))
 }

@@ -22,22 +22,26 @@
 #   #   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python train.py
 #   #   (ROCm: PYTORCH_HIP_ALLOC_CONF=expandable_segments:True)
 #   # and check that caching was not turned off:
-#   #   PYTORCH_NO_CUDA_MEMORY_CACHING must not be set
+#   #   PYTORCH_NO_CUDA_MEMORY_CACHING and PYTORCH_NO_HIP_MEMORY_CACHING must not be set
 #   ```
 #
 #   When `profile_memory=True` recorded no GPU `[memory]` event although
 #   the allocator calls ran, the caching allocator is bypassed: it reports
 #   every block it hands out to the profiler, while the uncached path
-#   (`PYTORCH_NO_CUDA_MEMORY_CACHING=1`, read by c10/cuda/CUDACachingAllocator)
-#   calls `cudaMalloc` / `cudaFree` for every tensor and reports nothing:
+#   (`PYTORCH_NO_CUDA_MEMORY_CACHING=1`, or `PYTORCH_NO_HIP_MEMORY_CACHING=1`,
+#   which recent releases read as well, on either vendor: c10/cuda/CUDACachingAllocator,
+#   `forceUncachedAllocator`) calls `cudaMalloc` / `cudaFree` for every tensor
+#   and reports nothing:
 #
 #   ```python variant=no-caching
 #   # the caching allocator is off: every tensor free is a cudaFree / hipFree
-#   #   unset PYTORCH_NO_CUDA_MEMORY_CACHING          (export ...=0 is not enough: unset it)
+#   #   unset PYTORCH_NO_CUDA_MEMORY_CACHING PYTORCH_NO_HIP_MEMORY_CACHING
+#   #   (recent releases read "0" as off; older ones took any value, even 0, as set)
 #   # and check for a pluggable allocator replacing it:
 #   #   torch.cuda.memory.change_current_allocator(...)  <- remove, or make it cache
 #   import os
-#   assert "PYTORCH_NO_CUDA_MEMORY_CACHING" not in os.environ
+#   for name in ("PYTORCH_NO_CUDA_MEMORY_CACHING", "PYTORCH_NO_HIP_MEMORY_CACHING"):
+#       assert os.environ.get(name, "0") == "0", name
 #   ```
 #
 #   Near the memory limit the allocator frees cached blocks to satisfy new
@@ -88,8 +92,13 @@ uncached if {
 	input.memory_peak_allocated_bytes == null
 }
 
-why := ". profile_memory=True recorded no GPU memory event: the caching allocator is bypassed (PYTORCH_NO_CUDA_MEMORY_CACHING=1, or a pluggable allocator), so every tensor free is a device free" if uncached
+why := sprintf(". profile_memory=True recorded no GPU memory event: the caching allocator is bypassed (%s, or a pluggable allocator), so every tensor free is a device free", [no_caching_env]) if uncached
 else := ". The caching allocator is releasing and re-reserving memory"
+
+# no_caching_env names the variable that turns caching off, the vendor's
+# own first (recent releases read both names on either vendor).
+no_caching_env := "PYTORCH_NO_HIP_MEMORY_CACHING=1 or PYTORCH_NO_CUDA_MEMORY_CACHING=1" if lib.rocm
+else := "PYTORCH_NO_CUDA_MEMORY_CACHING=1 or PYTORCH_NO_HIP_MEMORY_CACHING=1"
 
 fix := "no-caching" if uncached
 else := "default"

@@ -107,7 +107,9 @@ else := "default"
 
 # AMD reports a gfx version as the compute capability: name the device only.
 capability := "" if lib.rocm
-else := sprintf(" (compute capability %d.%d, tensor cores)", [input.device.compute_major, lib.num(input.device.compute_minor)])
+else := sprintf(" (compute capability %d.%d or newer by its %s kernels, tensor cores)", [input.device.compute_major, lib.num(input.device.compute_minor), input.device.compute_from]) if {
+	object.get(input.device, "compute_from", "") != ""
+} else := sprintf(" (compute capability %d.%d, tensor cores)", [input.device.compute_major, lib.num(input.device.compute_minor)])
 
 share := sprintf(" (%s of matmul/conv kernel time)", [lib.pct(input.fp32_matmul_time_ratio)]) if input.fp32_matmul_time_ratio != null
 else := ""

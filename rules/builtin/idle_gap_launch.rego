@@ -18,9 +18,45 @@
 #   sorted by self CPU time names the heaviest. Nsight Systems' `gpu_gaps`
 #   rule lists the gaps with the CPU activity during each.
 #
-#   **Fix.** Depends on the call that dominates:
+#   **Fix.** Depends on what dominates the idle time. CPU operators (more
+#   than half of it):
 #
-#   ```python
+#   ```python variant=cpu-ops
+#   # the launching thread is busy in CPU operators between kernels (named above)
+#   # 1) list them by self CPU time
+#   print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=15))
+#   # 2) view / slice / add_ costing tens of microseconds each is a slow host, not
+#   #    the model: CPU contention (pin the process: taskset, OMP_NUM_THREADS) or
+#   #    profiler overhead (record_shapes / with_stack / profile_memory off)
+#   # 3) fewer ops per step: torch.compile fuses them, CUDA Graphs replay them
+#   model = torch.compile(model)
+#   # 4) CPU-side work (preprocessing, ops on CPU tensors): move it into
+#   #    DataLoader workers or onto the GPU
+#   ```
+#
+#   Runtime calls (more than half):
+#
+#   ```python variant=runtime
+#   # the launching thread waits in runtime calls (named above)
+#   # synchronous copies: pinned memory and non_blocking copies
+#   x = x.pin_memory().to(device, non_blocking=True)
+#   # allocator calls: never empty the cache in the loop; let segments grow
+#   #   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python train.py
+#   # start-up in the window: profile steady-state steps only
+#   schedule = torch.profiler.schedule(wait=1, warmup=1, active=3)
+#   ```
+#
+#   Python between operators (more than half):
+#
+#   ```python variant=python
+#   # the interpreter runs between ops while the GPU waits
+#   model = torch.compile(model)  # runs the traced graph, not the Python, each step
+#   # or capture the step in a CUDA Graph (torch.cuda.graph) and replay it
+#   ```
+#
+#   Otherwise, by the call that dominates:
+#
+#   ```python variant=default
 #   # allocator churn: never empty the cache in the loop; let the allocator
 #   # grow segments instead of re-reserving
 #   #   PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python train.py
@@ -88,17 +124,27 @@ window_note := "; the trace has no ProfilerStep spans, so the window may include
 	not input.has_steps
 } else := ""
 
+# fix shows the block for the cause that holds more than half the idle
+# time the finding claims.
+runtime_idle := (lib.num(input.gpu_idle_launch_ratio) + lib.num(input.gpu_idle_runtime_ratio)) - allocator_churn.claim
+
+fix := "cpu-ops" if lib.cpu_op_issue_idle > host_idle / 2
+else := "runtime" if runtime_idle > host_idle / 2
+else := "python" if lib.num(input.gpu_idle_python_ratio) > host_idle / 2
+else := "default"
+
 finding contains f if {
 	not launch_bound.claims
 	input.kernel_count >= params.min_kernels
 	host_idle >= params.min_idle_ratio
 	f := {
-		"msg": sprintf("The GPU is idle %s %s while the thread that launches its next work is in launch or runtime calls (%s), CPU operators (%s) or Python (%s)%s%s%s", [
+		"msg": sprintf("The GPU is idle %s %s while the thread that launches its next work is in launch or runtime calls (%s), CPU operators (%s) or Python (%s)%s%s%s%s", [
 			lib.pct(host_idle), lib.of_time,
-			lib.pct((lib.num(input.gpu_idle_launch_ratio) + lib.num(input.gpu_idle_runtime_ratio)) - allocator_churn.claim), lib.pct(lib.cpu_op_issue_idle), lib.pct(lib.num(input.gpu_idle_python_ratio)),
-			culprit_note, graph_note, window_note,
+			lib.pct(runtime_idle), lib.pct(lib.cpu_op_issue_idle), lib.pct(lib.num(input.gpu_idle_python_ratio)),
+			culprit_note, graph_note, window_note, lib.slow_host_note,
 		]),
 		"impact": impact,
+		"fix": fix,
 		"severity": lib.severity(impact, "high"),
 		"evidence": [
 			{"name": "gpu_idle_launch_ratio", "value": input.gpu_idle_launch_ratio, "unit": "ratio"},

@@ -68,6 +68,17 @@
 #   #   TORCH_LOGS="graph_breaks,recompiles" python train.py
 #   ```
 #
+#   Compiled, but the compiled regions launch only eager aten kernels, no
+#   Inductor (`triton_`) kernel (`triton_kernel_ratio` 0 with
+#   `compiled_kernel_ratio` at least half): the backend generates no code
+#   (`backend="aot_eager"` or `"eager"`, debugging backends), so nothing
+#   is fused and every op still launches on its own:
+#
+#   ```python variant=no-codegen
+#   # model = torch.compile(model, backend="aot_eager")   # <- generates no kernels
+#   model = torch.compile(model, mode="reduce-overhead")  # Inductor fuses; CUDA/HIP Graphs replay
+#   ```
+#
 #   On a GPU older than Volta (compute capability below 7.0, such as
 #   Pascal's P100 or GTX 10x0), Inductor cannot generate its Triton
 #   kernels, so `torch.compile`'s default backend and `mode="reduce-overhead"`
@@ -181,6 +192,7 @@ culprit_note := concat("", ["; the GPU waits most on ", lib.host_issue_culprits(
 
 
 compiled_note := lib.compile_note if lib.compiled
+else := "; the compiled regions launch only eager aten kernels, no Triton kernel: the compile backend generates no code (aot_eager or eager), so nothing is fused" if lib.generated_nothing
 else := ""
 
 launch_note := sprintf("; %s%% of kernels ran no longer than their launch call", [lib.fixed(input.launch_bound_kernel_ratio * 100, 0)]) if {
@@ -191,6 +203,7 @@ fix := "no-triton-inference" if {
 	lib.triton_unsupported
 	lib.inference
 } else := "no-triton" if lib.triton_unsupported
+else := "no-codegen" if lib.generated_nothing
 else := "compiled" if lib.compiled
 else := "inference" if lib.inference
 else := "default"
@@ -202,11 +215,11 @@ finding contains f if {
 	claims
 	host_idle >= params.min_idle_ratio
 	f := {
-		"msg": sprintf("The GPU is idle %s %s while the host issues work (%s in launch and runtime calls, %s in CPU operators, %s in Python): %d kernels, %s of them under 10 us, %s launches/ms%s%s%s%s", [
+		"msg": sprintf("The GPU is idle %s %s while the host issues work (%s in launch and runtime calls, %s in CPU operators, %s in Python): %d kernels, %s of them under 10 us, %s launches/ms%s%s%s%s%s", [
 			lib.pct(host_idle), lib.of_time,
 			lib.pct((lib.num(input.gpu_idle_launch_ratio) + lib.num(input.gpu_idle_runtime_ratio)) - allocator_churn.claim), lib.pct(lib.cpu_op_issue_idle), lib.pct(lib.num(input.gpu_idle_python_ratio)),
 			input.kernel_count, lib.pct(input.short_kernel_ratio),
-			lib.fixed(input.kernel_launches_per_ms, 1), launch_note, culprit_note, compiled_note, triton_note,
+			lib.fixed(input.kernel_launches_per_ms, 1), launch_note, culprit_note, compiled_note, triton_note, lib.slow_host_note,
 		]),
 		"impact": impact,
 		"fix": fix,

@@ -225,10 +225,19 @@ host_issue_culprits(n) := concat("; ", [culprit(x[2]) |
 ])
 
 
+# slow_host_note says the host itself is slow when view-only operators
+# (metadata, no kernel) take 10 us or more at the median
+# (view_op_median_us; about 1 us is usual with the profiler on, so 10x):
+# every host-side cost in the trace is inflated by it, which the
+# host-bound findings should say before they blame the model.
+slow_host_note := sprintf("; the host itself runs slowly: view-only ops (aten::view, as_strided: no kernel) take a median %s us each where about 1 us is usual, so every host-side cost here is inflated: check for CPU contention (other processes on these cores, oversubscribed threads: OMP_NUM_THREADS) or profiler overhead (an old PyTorch, record_shapes / with_stack) before changing the model", [fixed(input.view_op_median_us, 1)]) if {
+	input.view_op_median_us >= 10
+} else := ""
+
 # ddp_broadcast_note names DDP's per-step buffer broadcast when the GPU
 # waits on it (unflatten_dense_tensors / _broadcast_coalesced inside
 # DistributedDataParallel.forward).
-ddp_broadcast_note := "; the unflatten_dense_tensors in DistributedDataParallel.forward is DDP broadcasting buffers (BatchNorm statistics) every step: DDP(model, broadcast_buffers=False) when they need not be synced, or SyncBatchNorm" if {
+ddp_broadcast_note := "; the unflatten_dense_tensors in DistributedDataParallel.forward is DDP broadcasting buffers (BatchNorm statistics) every step: DDP(model, broadcast_buffers=False) when they need not be synced" if {
 	some c in input.idle_culprits.cpu_op
 	c.name in {"aten::unflatten_dense_tensors", "aten::_broadcast_coalesced", "c10d::broadcast_"}
 	contains(c.scope, "DistributedDataParallel.forward")
