@@ -150,7 +150,7 @@ func trackTemp(name string) func() {
 		go onSignal(temps.ch)
 	}
 	if len(temps.files) == 0 {
-		signal.Notify(temps.ch, os.Interrupt, syscall.SIGTERM)
+		signal.Notify(temps.ch, catchable()...)
 	}
 	temps.files[name] = true
 	return func() {
@@ -161,6 +161,21 @@ func trackTemp(name string) func() {
 			signal.Stop(temps.ch)
 		}
 	}
+}
+
+// catchable are the signals a write removes its temporary file on: SIGINT
+// and SIGTERM, except one the process was started with ignored (nohup, a
+// background job of a shell script). Notify would turn an ignored signal
+// back on (os/signal: "it will no longer be ignored"), and the handler's
+// re-raise would then do nothing: the write went on without its file.
+func catchable() []os.Signal {
+	var sigs []os.Signal
+	for _, s := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
+	}
+	return sigs
 }
 
 // RemoveTemps removes the temporary files of every report being written

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -103,5 +104,57 @@ func TestRemoveTemps(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 1 {
 		t.Errorf("files: %v, want only r.md", left)
+	}
+}
+
+// TestIgnoredSignalStaysIgnored: a process whose SIGINT is ignored (nohup,
+// a background job of a script) keeps ignoring it during a report write,
+// and the write completes. Before, the write's handler turned SIGINT back
+// on, removed the temporary file, and the rename then failed.
+func TestIgnoredSignalStaysIgnored(t *testing.T) {
+	if dir := os.Getenv("STEPDOCTOR_IGNORED_CHILD"); dir != "" {
+		signal.Ignore(syscall.SIGINT)
+		err := WriteFile(filepath.Join(dir, "report.md"), func(w io.Writer) error {
+			os.Stdout.WriteString("ready\n")
+			_, _ = bufio.NewReader(os.Stdin).ReadString('\n') // the parent has signalled
+			_, err := io.WriteString(w, "whole report\n")
+			return err
+		})
+		if err != nil {
+			os.Stdout.WriteString(err.Error() + "\n")
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestIgnoredSignalStaysIgnored$")
+	cmd.Env = append(os.Environ(), "STEPDOCTOR_IGNORED_CHILD="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(out)
+	if line, err := r.ReadString('\n'); err != nil || line != "ready\n" {
+		_ = cmd.Process.Kill()
+		t.Fatalf("child: %q, %v", line, err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // let a handler, if any, run
+	io.WriteString(in, "go on\n")
+	rest, _ := io.ReadAll(r)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("child: %v (%s), want a finished write", err, rest)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "report.md")); err != nil || string(b) != "whole report\n" {
+		t.Errorf("report %q, %v; want the whole report", b, err)
 	}
 }
