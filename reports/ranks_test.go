@@ -207,6 +207,10 @@ func TestStragglerHeadline(t *testing.T) {
 	if hw := `<p class="straggler">` + html.EscapeString(want) + `</p>`; !strings.Contains(h, hw) {
 		t.Errorf("HTML lacks %q", hw)
 	}
+	// --annotate refuses several traces: the report does not suggest it.
+	if strings.Contains(h, "--annotate") {
+		t.Error("a report of several ranks suggests --annotate")
+	}
 	st.Facts.RanksCollectiveWaitRatio = nil
 	if md := string(render(t, Markdown, r)); strings.Contains(md, "paces the job") {
 		t.Error("a straggler headline without the measured wait")

@@ -62,6 +62,8 @@ type traceView struct {
 	Window     string // "812.40 ms"
 	Verdict    string
 	Repaired   bool
+	// AnnotateHint: the report may suggest --annotate (one trace read).
+	AnnotateHint bool
 
 	GPUBusy *float64 // 0..1
 	GPUIdle *float64 // 0..1
@@ -128,7 +130,10 @@ func buildViews(r *engine.Result) []traceView {
 		if tr == nil {
 			continue
 		}
-		out = append(out, buildView(i, tr))
+		v := buildView(i, tr)
+		// --annotate writes one trace: a directory of ranks is refused.
+		v.AnnotateHint = len(r.Traces) == 1
+		out = append(out, v)
 	}
 	return out
 }
@@ -163,6 +168,10 @@ func buildView(i int, tr *engine.TraceResult) traceView {
 			// deviceProperties without a name, matched by architecture and
 			// compute-unit count (facts.LookupDeviceProps)
 			v.Device = f.DevicePeak.Name + " (by its properties)"
+		}
+		if d := f.Device; v.Device == "" && d != nil && d.ComputeFrom != "" && d.ComputeMajor != nil && d.ComputeMinor != nil {
+			// no deviceProperties: the bound the kernel names give
+			v.Device = fmt.Sprintf("unknown GPU, compute capability %d.%d or newer by its %s kernels", *d.ComputeMajor, *d.ComputeMinor, d.ComputeFrom)
 		}
 		v.HasGPU = f.HasGPU
 		v.GPUActivityMissing = f.GPUActivityMissing
