@@ -316,6 +316,7 @@ type readFlags struct{ quiet, verbose bool }
 func addReadFlags(c *cobra.Command, rf *readFlags) {
 	c.Flags().BoolVarP(&rf.quiet, "quiet", "q", false, "print only errors and warnings on stderr: no progress, no \"wrote FILE\"")
 	c.Flags().BoolVarP(&rf.verbose, "verbose", "v", false, "print each input's read and facts time on stderr (and progress from the start on a terminal)")
+	c.MarkFlagsMutuallyExclusive("quiet", "verbose")
 }
 
 // progressDelay is how long a read runs before the terminal progress line

@@ -87,6 +87,17 @@ func TestVerboseTimings(t *testing.T) {
 	}
 }
 
+// TestQuietVerboseExclusive: -q and -v say opposite things; together they
+// are a usage error, not one silently winning.
+func TestQuietVerboseExclusive(t *testing.T) {
+	for _, cmd := range []string{"analyze", "diff"} {
+		code, _, errOut := runCLI(t, cmd, "-q", "-v", "../../testdata/traces/healthy.pt.trace.json", "../../testdata/traces/healthy.pt.trace.json")
+		if code != 2 || !strings.Contains(errOut, "quiet") {
+			t.Errorf("%s -q -v: exit %d, %q; want 2 naming the flags", cmd, code, errOut)
+		}
+	}
+}
+
 // TestRulesListAligned: with a team rule whose id is longer than any
 // built-in one, every row's severity, category and title still start in
 // the same columns.
