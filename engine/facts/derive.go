@@ -430,20 +430,26 @@ var kernelArchs = []struct {
 // names of its kernels (see Device.ComputeFrom), or nil.
 func (d *deriver) archFromKernels(id int64) *Device {
 	best := -1
+	seen := make([]bool, d.t.NumStrs()) // each distinct name is read once
 	for _, i := range d.gpuActs {
 		e := &d.t.Events[i]
-		if e.Cat != trace.CatKernel || e.DeviceID() != id {
+		if e.Cat != trace.CatKernel || seen[e.Name] || e.DeviceID() != id {
 			continue
 		}
+		seen[e.Name] = true
 		n := d.t.Name(e)
+		n = strings.TrimPrefix(n, "void ")
 		for k, a := range kernelArchs {
 			if best >= 0 && k >= best {
 				break
 			}
-			if strings.HasPrefix(n, a.prefix) || strings.HasPrefix(n, "void "+a.prefix) {
+			if strings.HasPrefix(n, a.prefix) {
 				best = k
 				break
 			}
+		}
+		if best == 0 {
+			break // the newest there is
 		}
 	}
 	if best < 0 {
