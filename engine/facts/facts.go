@@ -224,8 +224,9 @@ type Facts struct {
 	GPUIdleCPUOpOneOffRatio *float64 `json:"gpu_idle_cpu_op_oneoff_ratio" expr:"gpu_idle_cpu_op_oneoff_ratio"`
 	// ViewOpMedianUS is the median duration in us of the view-only
 	// operators in W (aten::view, aten::as_strided, aten::_unsafe_view,
-	// aten::alias: metadata only, no kernel, no child op), the host's
-	// fixed cost of one dispatched op. About 1 us on a current server CPU
+	// aten::alias: metadata only, no kernel, no child op) on the thread
+	// that launches the most kernels, the host's fixed cost of one
+	// dispatched op. About 1 us on a current server CPU
 	// with the profiler on; tens of us mean a slowed host (CPU contention,
 	// oversubscribed threads) or heavy profiler overhead, which inflates
 	// every host-side cost in the trace. Null under 50 such calls.

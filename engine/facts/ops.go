@@ -630,11 +630,34 @@ func (d *deriver) topKernel(kstats map[trace.Str]*KernelStat) {
 // from.
 const minViewOps = 50
 
-// viewOpCost sets view_op_median_us from the view-only operators in W.
+// viewOpCost sets view_op_median_us from the view-only operators in W of
+// the thread that launches the most kernels (all threads without launch
+// calls): the host cost that paces the GPU. Other threads differ (the
+// autograd thread of an old profiler ran views at 4 us while the main
+// thread took 20).
 func (d *deriver) viewOpCost(x *opIndex) {
 	evs := d.t.Events
+	launches := map[thread]int{}
+	var top thread
+	for _, i := range d.calls {
+		if e := &evs[i]; d.is(e, kLaunch) && d.inWindow(e.TS) {
+			th := thread{e.PID, e.TID}
+			launches[th]++
+			if n := launches[th]; n > launches[top] || n == launches[top] && (th.pid < top.pid || th.pid == top.pid && th.tid < top.tid) {
+				top = th
+			}
+		}
+	}
+	lo, hi := 0, len(x.ops)
+	if len(launches) > 0 {
+		r, ok := x.byThread[top]
+		if !ok {
+			return
+		}
+		lo, hi = r[0], r[1]
+	}
 	var durs []float64
-	for _, i := range x.ops {
+	for _, i := range x.ops[lo:hi] {
 		if e := &evs[i]; d.is(e, kMetaOp) && d.inWindow(e.TS) {
 			durs = append(durs, float64(e.Dur)/1e3)
 		}

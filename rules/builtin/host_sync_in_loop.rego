@@ -88,7 +88,7 @@ finding contains f if {
 	some x in syncs
 	slib.first_of(x, syncs)
 	others := sort({y.line | some y in syncs; y.loop == x.loop; y != x})
-	copies := sort([c.line | some c in input.calls; c.step_root == x.loop; slib.blocking_copy(c)])
+	copies := sort({c.line | some c in input.calls; c.step_root == x.loop; slib.blocking_copy(c)})
 	f := object.union(
 		{
 			"msg": sprintf("%s %s (%s): the host blocks until the GPU queue drains%s%s%s", [x.label, how_often(x), slib.step_where(input.loops, x.site), also(others), copies_note(copies), eval_note(x)]),

@@ -76,7 +76,9 @@
 #
 #   ```python variant=no-codegen
 #   # model = torch.compile(model, backend="aot_eager")   # <- generates no kernels
-#   model = torch.compile(model, mode="reduce-overhead")  # Inductor fuses; CUDA/HIP Graphs replay
+#   model = torch.compile(model)   # the default backend, Inductor, fuses
+#   # then, with static shapes, add graph replay:
+#   # model = torch.compile(model, mode="reduce-overhead")
 #   ```
 #
 #   On a GPU older than Volta (compute capability below 7.0, such as
@@ -193,8 +195,11 @@ latency := lib.num(input.gpu_idle_queued_latency_ratio)
 
 impact := max([0, host_idle - repeated_small_op.claim]) + latency
 
-latency_note := sprintf("; kernels also wait %s %s between their launch returning and their start (launch latency)", [lib.pct(latency), lib.of_time]) if {
-	latency >= 0.005
+latency_note := sprintf("; kernels also wait %s %s between their launch returning and their start (launch latency, a median %s a kernel)", [lib.pct(latency), lib.of_time, lib.dur(input.launch_delay_us.p50)]) if {
+	latency > 0
+	input.launch_delay_us != null
+} else := sprintf("; kernels also wait %s %s between their launch returning and their start (launch latency)", [lib.pct(latency), lib.of_time]) if {
+	latency > 0
 } else := ""
 
 culprit_note := concat("", ["; the GPU waits most on ", lib.host_issue_culprits(3), lib.ddp_broadcast_note]) if {
@@ -237,6 +242,7 @@ finding contains f if {
 		"confidence": confidence,
 		"severity": lib.severity(impact, "high"),
 		"evidence": [
+			{"name": "gpu_idle_queued_latency_ratio", "value": input.gpu_idle_queued_latency_ratio, "unit": "ratio"},
 			{"name": "gpu_idle_launch_ratio", "value": input.gpu_idle_launch_ratio, "unit": "ratio"},
 			{"name": "gpu_idle_cpu_op_ratio", "value": input.gpu_idle_cpu_op_ratio, "unit": "ratio"},
 			{"name": "kernel_count", "value": input.kernel_count, "unit": "count"},

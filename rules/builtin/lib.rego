@@ -230,7 +230,7 @@ host_issue_culprits(n) := concat("; ", [culprit(x[2]) |
 # (view_op_median_us; about 1 us is usual with the profiler on, so 10x):
 # every host-side cost in the trace is inflated by it, which the
 # host-bound findings should say before they blame the model.
-slow_host_note := sprintf("; the host itself runs slowly: view-only ops (aten::view, as_strided: no kernel) take a median %s us each where about 1 us is usual, so every host-side cost here is inflated: check for CPU contention (other processes on these cores, oversubscribed threads: OMP_NUM_THREADS) or profiler overhead (an old PyTorch, record_shapes / with_stack) before changing the model", [fixed(input.view_op_median_us, 1)]) if {
+slow_host_note := sprintf("; the host itself runs slowly: view-only ops (aten::view, as_strided: no kernel) take a median %s us each on the launching thread where 1 us is usual (a few us with an old profiler), so every host-side cost here is inflated: check for CPU contention (other processes on these cores, oversubscribed threads: OMP_NUM_THREADS) or profiler overhead (an old PyTorch, record_shapes / with_stack) before changing the model", [fixed(input.view_op_median_us, 1)]) if {
 	input.view_op_median_us >= 10
 } else := ""
 

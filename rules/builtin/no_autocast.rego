@@ -8,13 +8,29 @@
 #
 #   **Fix.**
 #
-#   ```python
+#   ```python variant=default
 #   for x, y in loader:
 #       with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
 #           loss = criterion(model(x), y)
 #       loss.backward()              # float16 instead: add torch.amp.GradScaler("cuda")
 #       optimizer.step(); optimizer.zero_grad()
 #   ```
+#
+#   A script that picks its device through `torch.accelerator` names that
+#   device's type:
+#
+#   ```python variant=accelerator
+#   device = torch.accelerator.current_accelerator()
+#   for x, y in loader:
+#       with torch.autocast(device_type=device.type, dtype=torch.bfloat16):
+#           loss = criterion(model(x), y)
+#       loss.backward()              # float16 instead: add torch.amp.GradScaler(device.type)
+#       optimizer.step(); optimizer.zero_grad()
+#   ```
+#
+#   bfloat16 keeps float32's range; with float16, sums over many elements
+#   (a Gram matrix, a large reduction) can overflow in the forward pass,
+#   which GradScaler does not prevent: keep such ops in float32.
 #
 #   **How to confirm.** What stepdoctor matches: A CUDA script (or one that picks its device
 #   through `torch.accelerator`) with a loop that calls
@@ -65,10 +81,14 @@ finding contains f if {
 	f := {
 		"msg": concat("", ["the training loop runs in float32: no torch.autocast in this ", slib.device_word(input.features), " script", bce_note]),
 		"impact": params.impact,
+		"fix": fix,
 		# a step function's training runs in the step loop that calls it
 		"location": slib.loc(input.loops[l.root]),
 	}
 }
+
+fix := "default" if count(input.features.cuda) > 0
+else := "accelerator"
 
 # training holds for a loop (or a step function it calls) that trains. A
 # LightningModule's training_step is left out: the Trainer's precision

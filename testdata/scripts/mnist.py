@@ -43,7 +43,7 @@ def test(model, device, test_loader):
     correct = 0
     with torch.no_grad():
         for data, target in test_loader:
-            data, target = data.to(device), target.to(device)  # want: blocking-copy blocking-copy
+            data, target = data.to(device), target.to(device)  # want: blocking-copy
             output = model(data)
             test_loss += F.nll_loss(output, target, reduction="sum").item()  # want: host-sync-in-loop
             pred = output.argmax(dim=1, keepdim=True)
