@@ -383,7 +383,8 @@ func (s *scanner) siblings(dir string) {
 
 // siblingPrecision adds to Features.MixedPrecision the autocast and
 // mixed precision set up in the sibling modules the script imports from,
-// once per module, at the first import of it.
+// once per module, at the first import of it; and to Features.Conv,
+// CudnnBenchmark and Deterministic what those modules build and set.
 func (s *scanner) siblingPrecision(dir string) {
 	seen := map[string]bool{}
 	for _, im := range s.f.Imports {
@@ -407,6 +408,21 @@ func (s *scanner) siblingPrecision(dir string) {
 		for _, u := range append(f.Features.Autocast, f.Features.MixedPrecision...) {
 			s.f.Features.MixedPrecision = append(s.f.Features.MixedPrecision, Use{Name: fmt.Sprintf("%s in %s (line %d)", u.Name, filepath.Base(sub), u.Line), Pos: im.Pos})
 			break
+		}
+		// The model's convolutions are often built in a module of the
+		// script's directory (transformer_net.py, model.py), and cuDNN's
+		// settings may be made there too: cudnn-benchmark-off reads both.
+		for _, u := range f.Features.Conv {
+			s.f.Features.Conv = append(s.f.Features.Conv, Use{Name: fmt.Sprintf("%s in %s (line %d)", u.Name, filepath.Base(sub), u.Line), Pos: im.Pos})
+			break
+		}
+		for _, u := range f.Features.CudnnBenchmark {
+			u.Pos = im.Pos
+			s.f.Features.CudnnBenchmark = append(s.f.Features.CudnnBenchmark, u)
+		}
+		for _, u := range f.Features.Deterministic {
+			u.Pos = im.Pos
+			s.f.Features.Deterministic = append(s.f.Features.Deterministic, u)
 		}
 	}
 }

@@ -20,7 +20,11 @@
 #   (`torch.nn.Conv1d/2d/3d`, `torchvision.models.*`, also picked by name as
 #   in `models.__dict__[arch]()`) and assigns the literal `False` to
 #   `torch.backends.cudnn.benchmark` (reported there), or never sets it
-#   (reported at the first convolution). Determinism is respected: with
+#   (reported at the first convolution). Convolutions built and cuDNN
+#   settings made in a module of the script's directory that it imports
+#   count too (reported at the import). The script needs a loop: autotuning
+#   pays off when the same shapes run again, not for a single forward.
+#   Determinism is respected: with
 #   `cudnn.deterministic = True` or `torch.use_deterministic_algorithms(True)`
 #   in every run nothing is reported; when they are set only in a branch
 #   (`if args.seed is not None:`) with benchmark False there and never True,
@@ -49,6 +53,7 @@ params := data.stepdoctor.params["cudnn-benchmark-off"]
 finding contains f if {
 	slib.device_script(input.features)
 	count(input.features.conv) > 0
+	count(input.loops) > 0
 	not deterministic
 	some u in input.features.cudnn_benchmark
 	slib.literal(u.value, false)
@@ -62,6 +67,7 @@ finding contains f if {
 finding contains f if {
 	slib.device_script(input.features)
 	count(input.features.conv) > 0
+	count(input.loops) > 0
 	never_on
 	first := input.features.conv[0]
 	f := {
