@@ -29,7 +29,7 @@ func WriteFile(path string, render func(io.Writer) error) (err error) {
 	if path, err = writeTarget(path); err != nil {
 		return err
 	}
-	if st, statErr := os.Stat(path); statErr == nil && st.Mode()&(os.ModeDevice|os.ModeNamedPipe|os.ModeCharDevice) != 0 {
+	if st, statErr := os.Stat(path); statErr == nil && st.Mode()&(os.ModeDevice|os.ModeNamedPipe) != 0 {
 		return writeThrough(path, render)
 	}
 	dir, base := filepath.Split(path)
@@ -149,8 +149,9 @@ func trackTemp(name string) func() {
 		temps.ch = make(chan os.Signal, 1)
 		go onSignal(temps.ch)
 	}
-	if len(temps.files) == 0 {
-		signal.Notify(temps.ch, catchable()...)
+	if sigs := catchable(); len(temps.files) == 0 && len(sigs) > 0 {
+		// Notify with no signal would relay every signal.
+		signal.Notify(temps.ch, sigs...)
 	}
 	temps.files[name] = true
 	return func() {

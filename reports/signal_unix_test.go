@@ -32,20 +32,7 @@ func TestSignalRemovesTempFile(t *testing.T) {
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		dir := t.TempDir()
-		cmd := exec.Command(os.Args[0], "-test.run=^TestSignalRemovesTempFile$")
-		cmd.Env = append(os.Environ(), "STEPDOCTOR_SIGNAL_CHILD="+dir)
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		line, err := bufio.NewReader(out).ReadString('\n')
-		if err != nil || line != "ready\n" {
-			_ = cmd.Process.Kill()
-			t.Fatalf("child: %q, %v", line, err)
-		}
+		cmd, _, _ := startWriter(t, "TestSignalRemovesTempFile", "STEPDOCTOR_SIGNAL_CHILD="+dir)
 		if tmps, _ := filepath.Glob(filepath.Join(dir, ".report.md.tmp-*")); len(tmps) != 1 {
 			t.Fatalf("before the signal: temp files %v, want one", tmps)
 		}
@@ -54,6 +41,7 @@ func TestSignalRemovesTempFile(t *testing.T) {
 		}
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
+		var err error
 		select {
 		case err = <-done:
 		case <-time.After(20 * time.Second):
@@ -127,8 +115,28 @@ func TestIgnoredSignalStaysIgnored(t *testing.T) {
 		os.Exit(0)
 	}
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestIgnoredSignalStaysIgnored$")
-	cmd.Env = append(os.Environ(), "STEPDOCTOR_IGNORED_CHILD="+dir)
+	cmd, in, r := startWriter(t, "TestIgnoredSignalStaysIgnored", "STEPDOCTOR_IGNORED_CHILD="+dir)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // let a handler, if any, run
+	io.WriteString(in, "go on\n")
+	rest, _ := io.ReadAll(r)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("child: %v (%s), want a finished write", err, rest)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "report.md")); err != nil || string(b) != "whole report\n" {
+		t.Errorf("report %q, %v; want the whole report", b, err)
+	}
+}
+
+// startWriter re-runs the test binary as a child running only test, with
+// env added, and returns once the child says "ready" (in the middle of its
+// report write), with its stdin and the rest of its stdout.
+func startWriter(t *testing.T, test, env string) (*exec.Cmd, io.WriteCloser, *bufio.Reader) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$")
+	cmd.Env = append(os.Environ(), env)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -145,16 +153,5 @@ func TestIgnoredSignalStaysIgnored(t *testing.T) {
 		_ = cmd.Process.Kill()
 		t.Fatalf("child: %q, %v", line, err)
 	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(200 * time.Millisecond) // let a handler, if any, run
-	io.WriteString(in, "go on\n")
-	rest, _ := io.ReadAll(r)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("child: %v (%s), want a finished write", err, rest)
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, "report.md")); err != nil || string(b) != "whole report\n" {
-		t.Errorf("report %q, %v; want the whole report", b, err)
-	}
+	return cmd, in, r
 }

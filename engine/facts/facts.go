@@ -218,8 +218,9 @@ type Facts struct {
 	GPUIdleAllocatorRatio *float64 `json:"gpu_idle_allocator_ratio" expr:"gpu_idle_allocator_ratio"`
 	// GPUIdleCPUOpOneOffRatio is the part of gpu_idle_cpu_op_ratio inside
 	// one-off operator calls (an operator's call lasting 20x the median of
-	// its name's calls, 50 ms or 5% of |W|, no host sync inside: the first
-	// allocation, cuDNN autotuning), 0..1 of |W|: warm-up in the window,
+	// its name's calls and 50 ms or 1% of |W|, below 5% of |W| only as the
+	// first call of its name and shapes, no host sync inside: the first
+	// allocation, cuDNN autotuning, a first GEMM shape), 0..1 of |W|: warm-up in the window,
 	// like gpu_idle_warmup_ratio. Its culprits are IdleCulprits[OneOffOpCulprits].
 	GPUIdleCPUOpOneOffRatio *float64 `json:"gpu_idle_cpu_op_oneoff_ratio" expr:"gpu_idle_cpu_op_oneoff_ratio"`
 	// ViewOpMedianUS is the median duration in us of the view-only

@@ -773,10 +773,12 @@ func (d *deriver) copyOf(i int) (int, bool) {
 // in one step. It sets warmup_ratio (null without GPU activity, like the
 // idle causes).
 //
-// It also finds the one-off operators, by the same test (but for the only
-// call of a name) with no host sync inside: the first
-// allocation under an aten::to, cuDNN autotuning in the first
-// convolution. They are not in warmup_ratio (a runtime-call fact); the
+// It also finds the one-off operators, by the same test with no host sync
+// inside, but for the only call of a name, with a floor of 50 ms or 1% of
+// |W|, and under the runtime calls' floor only for the first call of its
+// name and shapes: the first allocation under an aten::to, cuDNN
+// autotuning in the first convolution, a first GEMM shape choosing its
+// cuBLAS algorithm. They are not in warmup_ratio (a runtime-call fact); the
 // GPU idle charged to CPU operators inside them is
 // gpu_idle_cpu_op_oneoff_ratio (see idleCauses).
 func (d *deriver) oneOffCalls() {

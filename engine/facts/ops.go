@@ -637,15 +637,28 @@ const minViewOps = 50
 // thread took 20).
 func (d *deriver) viewOpCost(x *opIndex) {
 	evs := d.t.Events
-	launches := map[thread]int{}
-	var top thread
+	// Launch calls per thread; consecutive calls mostly share a thread, so
+	// the map is read only when it changes.
+	launches := map[thread]*int{}
+	var last thread
+	var n *int
 	for _, i := range d.calls {
 		if e := &evs[i]; d.is(e, kLaunch) && d.inWindow(e.TS) {
-			th := thread{e.PID, e.TID}
-			launches[th]++
-			if n := launches[th]; n > launches[top] || n == launches[top] && (th.pid < top.pid || th.pid == top.pid && th.tid < top.tid) {
-				top = th
+			if th := (thread{e.PID, e.TID}); n == nil || th != last {
+				if n = launches[th]; n == nil {
+					n = new(int)
+					launches[th] = n
+				}
+				last = th
 			}
+			*n++
+		}
+	}
+	var top thread // the most launches; ties: the smallest (pid, tid)
+	best := 0
+	for th, n := range launches {
+		if *n > best || *n == best && (th.pid < top.pid || th.pid == top.pid && th.tid < top.tid) {
+			top, best = th, *n
 		}
 	}
 	lo, hi := 0, len(x.ops)
