@@ -53,6 +53,11 @@ func (p *parser) addShapes(ev *Event, sh OpShapes, had uint16) {
 	}
 	ev.Has |= add
 	if had&hasShapeEntry == 0 {
+		if p.t.Shapes == nil && !p.local && p.size > 0 {
+			// Room for the first chunk's events, sized with the store
+			// (keep) after: no regrowth before that.
+			p.t.Shapes = make([]OpShapes, 0, p.firstChunk())
+		}
 		p.t.Shapes = append(p.t.Shapes, sh)
 		return
 	}
