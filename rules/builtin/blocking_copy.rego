@@ -69,11 +69,11 @@ finding contains f if {
 		not fallback(c)
 		x := {"loop": c.step_root, "site": c.step_loop, "line": c.line, "column": c.column, "text": c.text, "location": slib.loc(c)}
 	}
-	syncs := slib.step_syncs(input.calls, input.conditions)
-	some x in copies
-	not syncs_in(syncs, x.loop)
-	slib.first_of(x, copies)
-	others := sort([y.line | some y in copies; y.loop == x.loop; y != x])
+	synced := {s.loop | some s in slib.step_syncs(input.calls, input.conditions)}
+	some group in slib.loop_groups(copies)
+	x := group[0]
+	not x.loop in synced
+	others := sort([y.line | some y in array.slice(group, 1, count(group))])
 	f := {
 		"msg": sprintf("%s copies to the GPU synchronously every step (%s)%s; pass non_blocking=True (with a pinned DataLoader)", [x.text, slib.step_where(input.loops, x.site), also(others, x.line)]),
 		"impact": params.impact,
@@ -85,21 +85,18 @@ finding contains f if {
 # copies with non_blocking=True: the other branch of an
 # `if device_type == "cuda":` (nanoGPT's get_batch pins and copies
 # asynchronously on CUDA and falls back to x.to(device) elsewhere).
-fallback(c) if {
+fallback(c) if [c.step_root, base(c.receiver)] in async_copied
+
+# async_copied holds [step root loop, receiver base] for each copy made
+# with non_blocking=True, found once for all copies.
+async_copied contains [d.step_root, base(d.receiver)] if {
 	some d in input.calls
-	d.step_root == c.step_root
 	d.name in {".to", ".cuda"}
 	slib.literal(slib.keyword(d, "non_blocking"), true)
-	base(d.receiver) == base(c.receiver)
 }
 
 # base is the leading name of a receiver: x of x.pin_memory().
 base(r) := regex.find_n(`^[A-Za-z_][A-Za-z0-9_]*`, r, 1)[0]
-
-syncs_in(syncs, loop) if {
-	some s in syncs
-	s.loop == loop
-}
 
 also(others, line) := "" if count(others) == 0
 

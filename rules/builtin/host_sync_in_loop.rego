@@ -84,11 +84,10 @@ params := data.stepdoctor.params["host-sync-in-loop"]
 
 finding contains f if {
 	slib.uses_gpu(input.features)
-	syncs := slib.step_syncs(input.calls, input.conditions)
-	some x in syncs
-	slib.first_of(x, syncs)
-	others := sort({y.line | some y in syncs; y.loop == x.loop; y != x})
-	copies := sort({c.line | some c in input.calls; c.step_root == x.loop; slib.blocking_copy(c)})
+	some group in slib.loop_groups(slib.step_syncs(input.calls, input.conditions))
+	x := group[0]
+	others := sort({y.line | some y in array.slice(group, 1, count(group))})
+	copies := object.get(blocking_copies, x.loop, [])
 	f := object.union(
 		{
 			"msg": sprintf("%s %s (%s): the host blocks until the GPU queue drains%s%s%s", [x.label, how_often(x), slib.step_where(input.loops, x.site), also(others), copies_note(copies), eval_note(x)]),
@@ -97,6 +96,16 @@ finding contains f if {
 		},
 		eval_grade(x),
 	)
+}
+
+# blocking_copies is each step loop's blocking copies, {loop: sorted
+# lines}, found once for all loops.
+blocking_copies := {g[0].loop: sort({y.line | some y in g}) | some g in slib.loop_groups(copies)}
+
+copies contains {"loop": c.step_root, "line": c.line, "column": c.column} if {
+	some c in input.calls
+	c.step_root >= 0
+	slib.blocking_copy(c)
 }
 
 # An evaluation loop (loops[].eval: it does not train, and runs under
