@@ -19,13 +19,29 @@
 #
 #   **Fix.** Profile steady-state steps only, after a warm-up:
 #
-#   ```python
+#   ```python variant=default
 #   with torch.profiler.profile(
 #           schedule=torch.profiler.schedule(wait=1, warmup=1, active=3),
 #           on_trace_ready=torch.profiler.tensorboard_trace_handler("./log")) as prof:
 #       for step, batch in enumerate(loader):
 #           train_step(batch)
 #           prof.step()
+#   ```
+#
+#   For inference (no backward pass), run a few forwards, or send a few
+#   requests to a serving engine, before the profiler starts:
+#
+#   ```python variant=inference
+#   model.eval()
+#   with torch.inference_mode():
+#       for _ in range(3):
+#           model(example_x)            # context, lazy kernel loading, autotuning, graph capture
+#       torch.cuda.synchronize()
+#       with torch.profiler.profile() as prof:
+#           for x in batches:
+#               model(x)
+#   # vLLM: generate a few warm-up prompts, then llm.start_profile() ... llm.stop_profile()
+#   # SGLang: send warm-up requests, then POST /start_profile ... /stop_profile
 #   ```
 #
 #   Or run a few iterations before starting the profiler. With
@@ -104,6 +120,14 @@ ops_note := sprintf("; one-off %s keep it idle %s more%s", [ops, lib.pct(oneoff_
 	oneoff_ops >= 0.0005
 } else := ""
 
+# advice says how to leave the start-up out: a training schedule, or
+# warm-up forwards or requests for inference.
+advice := "profile after a few warm-up forwards or requests (run them, then start the profiler)" if lib.inference
+else := "profile steady-state steps (schedule(wait=1, warmup=1, active=3))"
+
+fix := "inference" if lib.inference
+else := "default"
+
 # A trace of a handful of kernels is a snippet, not a profiled run: its
 # first launch is all there is.
 finding contains f if {
@@ -111,9 +135,10 @@ finding contains f if {
 	impact := input.gpu_idle_warmup_ratio + oneoff_ops
 	max([impact, input.warmup_ratio]) >= params.min_ratio
 	f := {
-		"msg": sprintf("%s%s%s. This is set-up inside the window, not a per-step cost: profile steady-state steps (schedule(wait=1, warmup=1, active=3))", [lead, context_note, ops_note]),
+		"msg": sprintf("%s%s%s. This is set-up inside the window, not a per-step cost: %s", [lead, context_note, ops_note, advice]),
 		"impact": impact,
 		"severity": lib.severity(impact, "high"),
+		"fix": fix,
 		"evidence": [
 			{"name": "warmup_ratio", "value": input.warmup_ratio, "unit": "ratio"},
 			{"name": "gpu_idle_warmup_ratio", "value": input.gpu_idle_warmup_ratio, "unit": "ratio"},
