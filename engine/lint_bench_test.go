@@ -12,13 +12,16 @@ import (
 	"github.com/stepdoctor/stepdoctor/rules"
 )
 
-// stepLoopsScript is a CUDA training script of n step loops, each with a
-// blocking copy, a second one and a host sync: every loop gets a
-// host-sync-in-loop finding that names its copies.
+// stepLoopsScript is a CUDA training script of n blocks, each building a
+// model and its optimizer and running a step loop with a blocking copy, a
+// second one and a host sync: every loop gets a host-sync-in-loop finding
+// that names its copies. Each optimizer asks how small its model is, over
+// every assignment of the name.
 func stepLoopsScript(n int) string {
 	var b strings.Builder
-	b.WriteString("import torch\nmodel = torch.nn.Linear(64, 64).cuda()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n")
+	b.WriteString("import torch\n")
 	for range n {
+		b.WriteString("model = torch.nn.Linear(64, 64).cuda()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n")
 		b.WriteString("for x, y in loader:\n    x = x.to(device)\n    y = y.cuda()\n    loss = model(x).sum()\n    loss.backward()\n    opt.step()\n    print(loss.item())\n")
 	}
 	return b.String()
@@ -51,7 +54,7 @@ func TestLintManyStepLoops(t *testing.T) {
 		if f.Rule != "host-sync-in-loop" {
 			continue
 		}
-		loop := 4 + 7*got
+		loop := 4 + 9*got
 		want := fmt.Sprintf("(step loop at line %d): the host blocks until the GPU queue drains; while it syncs, non_blocking=True on the copies at lines %d, %d gains nothing", loop, loop+1, loop+2)
 		if f.Location == nil || f.Location.Line != loop+6 || !strings.Contains(f.Message, want) {
 			t.Fatalf("finding %d: %v %q, want line %d and %q", got, f.Location, f.Message, loop+6, want)
@@ -63,9 +66,9 @@ func TestLintManyStepLoops(t *testing.T) {
 	}
 }
 
-// BenchmarkLintStepLoops lints scripts of 50 and 500 step loops: MB/s that
-// stays level from one size to the other shows the rules scale linearly
-// with the script.
+// BenchmarkLintStepLoops lints scripts of 50 and 500 blocks (a model, its
+// optimizer, a step loop): MB/s that stays level from one size to the
+// other shows the scan and the rules scale linearly with the script.
 func BenchmarkLintStepLoops(b *testing.B) {
 	if !script.Available {
 		b.Skip(script.ErrNoParser)

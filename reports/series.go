@@ -373,7 +373,11 @@ func formatSeries(s *seriesView) {
 		s.KernelRows = append(s.KernelRows, kernelRow{Name: clean(k.Name), Count: k.Count, Total: fmtDur(k.TotalUS), Mean: fmtDur(k.MeanUS), Max: fmtDur(k.MaxUS), Share: share, TotalUS: k.TotalUS})
 	}
 	for _, o := range s.TopOps {
-		s.OpRows = append(s.OpRows, opRow{Name: clean(o.Name), Calls: o.Calls, CallsPerStep: fixed(o.CallsPerStep, 2),
+		perStep := nullMark // no steps: calls per step is not measured
+		if len(s.Steps) > 0 {
+			perStep = fixed(o.CallsPerStep, 2)
+		}
+		s.OpRows = append(s.OpRows, opRow{Name: clean(o.Name), Calls: o.Calls, CallsPerStep: perStep,
 			SelfCPU: fmtDur(o.SelfCPUUS), TotalCPU: fmtDur(o.TotalCPUUS), SelfDevice: fmtDur(o.SelfDeviceUS), TotalDevice: fmtDur(o.TotalDeviceUS), SelfCPUUS: o.SelfCPUUS})
 	}
 }

@@ -24,3 +24,25 @@ func TestRankSeverityFollowsOrder(t *testing.T) {
 		}
 	}
 }
+
+// An info finding is a note: with the largest impact it still does not
+// demote the graded findings after it (a team's info rule at 5% turned
+// every medium into info, and --fail-on medium stopped failing); it stays
+// info and moves below them.
+func TestRankInfoDoesNotDemote(t *testing.T) {
+	fs := []Finding{
+		{Rule: "a-medium", Severity: SeverityMedium, Impact: 0.03, Confidence: Confirmed},
+		{Rule: "team-note", Severity: SeverityInfo, Impact: 0.05, Confidence: Confirmed},
+		{Rule: "b-low", Severity: SeverityLow, Impact: 0.01, Confidence: Confirmed},
+	}
+	Rank(fs)
+	want := []struct {
+		rule string
+		sev  Severity
+	}{{"a-medium", SeverityMedium}, {"b-low", SeverityLow}, {"team-note", SeverityInfo}}
+	for i, w := range want {
+		if fs[i].Rule != w.rule || fs[i].Severity != w.sev {
+			t.Errorf("%d: %s %s, want %s %s", i, fs[i].Rule, fs[i].Severity, w.rule, w.sev)
+		}
+	}
+}

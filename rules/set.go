@@ -736,7 +736,10 @@ func severityRank(s Severity) int {
 // ranked below a less severe one takes that severity. Severities a team
 // configured (Config.Severity) are kept as set, and such a finding moves to
 // the head of its severity (a pinned high above every medium, a pinned low
-// below every medium), so that the promise holds for it too.
+// below every medium), so that the promise holds for it too. An info
+// finding is a note, not a grade of cost: it is kept as info and moves
+// below the graded ones, so a note with a large impact (a team's info rule)
+// never demotes the findings after it, which --fail-on reads.
 func Rank(fs []Finding) {
 	sort.SliceStable(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]
@@ -758,7 +761,7 @@ func Rank(fs []Finding) {
 	pinned := false
 	for i := range fs {
 		f := &fs[i]
-		if f.SeverityPinned {
+		if f.SeverityPinned || f.Severity == SeverityInfo {
 			pinned = true
 			continue
 		}

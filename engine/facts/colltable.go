@@ -70,12 +70,15 @@ type CollectiveStat struct {
 }
 
 // collectiveKind names the kind of a host collective call (nccl:all_reduce,
-// c10d::allgather_, record_param_comms is unnamed) or of an NCCL/RCCL
+// c10d::allgather_, record_param_comms is unnamed) or of a collective
 // kernel (ncclKernel_AllReduce_RING_LL_Sum_float, ncclDevKernel_SendRecv).
 func collectiveKind(name string) string {
 	n := strings.ReplaceAll(strings.ToLower(name), "_", "")
 	switch {
-	case strings.Contains(n, "allreduce"):
+	case strings.Contains(n, "allreduce"),
+		// the kernels of symm_mem's multimem_one_shot_all_reduce and of
+		// the vLLM/SGLang custom all-reduce
+		strings.Contains(n, "multimemoneshotreduce"), strings.Contains(n, "crossdevicereduce"):
 		return "all_reduce"
 	case strings.Contains(n, "allgather"):
 		return "all_gather"

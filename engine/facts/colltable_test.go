@@ -273,3 +273,37 @@ func TestSingleRankComm(t *testing.T) {
 		}
 	}
 }
+
+// TestCollectiveTableSymmetricMemory: tensor parallelism in vLLM and
+// SGLang all-reduces through PyTorch's symmetric memory
+// (symm_mem::multimem_all_reduce_ launching multimem_all_reduce_kernel) or
+// its own custom all-reduce (cross_device_reduce_1stage), not NCCL: both
+// are communication, in the collectives table as all-reduces, and the
+// compute kernel beside them stays compute.
+func TestCollectiveTableSymmetricMemory(t *testing.T) {
+	b := tracetest.New().Top("distributedInfo", map[string]any{"backend": "nccl", "rank": 0, "world_size": 8})
+	b.Step(1, 0, 5000)
+	b.Raw(map[string]any{"ph": "X", "cat": "cpu_op", "name": "symm_mem::multimem_all_reduce_", "pid": b.Pid, "tid": b.Tid,
+		"ts": 100, "dur": 50, "args": map[string]any{"Input Dims": []any{[]any{1024, 2048}}, "Input type": []any{"c10::BFloat16"}}})
+	b.Launch(110, 5, "void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(c10::BFloat16*, unsigned long, unsigned int**, unsigned long, unsigned long)", 1000, 400)
+	b.Launch(200, 5, "gemm_kernel", 1500, 1000)
+	b.Launch(300, 5, "void vllm::cross_device_reduce_1stage<__nv_bfloat16, 8>(vllm::RankData*, vllm::RankSignals, vllm::Signal*, __nv_bfloat16*, int, int)", 3000, 100)
+	tr, err := trace.Parse(bytes.NewReader(b.JSON()), "gen.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := facts.Derive(tr, facts.DefaultConfig())
+	if len(f.CollectiveStats) != 1 {
+		t.Fatalf("collective_stats = %+v, want one all_reduce row", f.CollectiveStats)
+	}
+	ar := f.CollectiveStats[0]
+	if ar.Kind != "all_reduce" || ar.Count != 2 || ar.TimeUS != 500 || ar.Bytes == nil || *ar.Bytes != 1024*2048*2 {
+		t.Errorf("all_reduce row = %+v, Bytes %v", ar, fmtpi(ar.Bytes))
+	}
+	if f.CommKernelTimeRatio == nil || math.Abs(*f.CommKernelTimeRatio-0.1) > 1e-9 {
+		t.Errorf("comm_kernel_time_ratio = %v, want 500 us of 5 ms", fmtp(f.CommKernelTimeRatio))
+	}
+	if f.TopKernelName == nil || *f.TopKernelName != "gemm_kernel" {
+		t.Errorf("top_kernel_name = %v, want the GEMM", f.TopKernelName != nil && *f.TopKernelName != "")
+	}
+}

@@ -189,6 +189,7 @@ func (d *deriver) hostAndOpTables() {
 	if side.repeatedExample != nil {
 		d.f.Examples["repeated_small_op"] = side.repeatedExample
 	}
+	d.culpritOps()
 }
 
 // hostFacts derives the GPU and host facts, the step breakdown and the

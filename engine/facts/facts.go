@@ -242,7 +242,7 @@ type Facts struct {
 	// with a launch link; microseconds.
 	LaunchDelayUS *StepStats `json:"launch_delay_us" expr:"launch_delay_us"`
 
-	// Communication (NCCL/RCCL kernels on the primary device, in W).
+	// Communication (collective kernels, see isCommKernelName, on the primary device, in W).
 	// comm_kernel_time_ratio = |comm| / |W|; exposed_comm_ratio = |comm not
 	// overlapped by compute kernels| / |W|; comm_overlap_ratio = |comm ∩
 	// compute| / |comm| (null without communication kernels). HTA's
@@ -260,7 +260,7 @@ type Facts struct {
 	HostCommTimeRatio    *float64   `json:"host_comm_time_ratio" expr:"host_comm_time_ratio"`
 	HostCommExposedRatio *float64   `json:"host_comm_exposed_ratio" expr:"host_comm_exposed_ratio"`
 	HostCommTop          []CommStat `json:"host_comm_top" expr:"host_comm_top"`
-	// AllReducePerStep counts all-reduces per step: NCCL/RCCL all-reduce
+	// AllReducePerStep counts all-reduces per step: all-reduce collective
 	// kernels of the primary device in W, or host all-reduce calls of one
 	// layer (gloo:, nccl:, c10d:), whichever saw most. One per parameter
 	// means DDP bucketing is off or gradients are reduced by hand.
@@ -300,7 +300,7 @@ type Facts struct {
 	// kernel name second. Null without matmul/conv kernels or dtypes.
 	FP32MatmulTimeRatio       *float64 `json:"fp32_matmul_time_ratio" expr:"fp32_matmul_time_ratio"`
 	TensorCoreKernelTimeRatio *float64 `json:"tensor_core_kernel_time_ratio" expr:"tensor_core_kernel_time_ratio"`
-	// TopKernelName is the compute kernel (not NCCL/RCCL) with the largest
+	// TopKernelName is the compute kernel (not a collective) with the largest
 	// summed duration in W; TopKernelShare its share of the summed compute
 	// kernel duration (0..1); TopKernelTimeRatio |union of its intervals
 	// clipped to W| / |W| (0..1). Nil without kernels.
@@ -348,6 +348,7 @@ type Facts struct {
 	ZeroGradFillPerStep   *float64 `json:"zero_grad_fill_per_step" expr:"zero_grad_fill_per_step"`
 	OptimizerSingleTensor *bool    `json:"optimizer_single_tensor" expr:"optimizer_single_tensor"`
 	OptimizerOpsPerStep   *float64 `json:"optimizer_ops_per_step" expr:"optimizer_ops_per_step"`
+	OptimizerClass        *string  `json:"optimizer_class" expr:"optimizer_class"`
 
 	// Step variance: slowest step / median step, and the first step's share
 	// of |W| (warm-up measured as work). Null without steps.
@@ -420,7 +421,7 @@ type Facts struct {
 	// Memory is each device's memory curve and peak (profile_memory),
 	// GPUs by id, then the CPU.
 	Memory []MemoryDevice `json:"memory,omitempty" expr:"-"`
-	// Collectives are the primary device's NCCL/RCCL kernels in W in start
+	// Collectives are the primary device's collective kernels in W in start
 	// order, with absolute start times (baseTimeNanoseconds applied) for
 	// cross-rank alignment.
 	Collectives []Collective `json:"collectives,omitempty" expr:"-"`
@@ -478,6 +479,9 @@ type TimelineSpan struct {
 // OpStat is one row of the operator table (as prof.key_averages() shows):
 // per operator name, calls and CPU/device time in microseconds. Device time
 // is the kernels launched by the op, linked by correlation and External id.
+// Totals count a call made inside another call of the same operator once,
+// in the outer call (key_averages adds it again, so a recursive
+// aten::copy_ could total more than the window).
 type OpStat struct {
 	Name          string  `json:"name"`
 	Calls         int64   `json:"calls"`

@@ -103,6 +103,9 @@ func TestLaunchDelayAndOps(t *testing.T) {
 		t.Errorf("optimizer_single_tensor = %v", f.OptimizerSingleTensor)
 	}
 	wantF(t, "optimizer_ops_per_step", f.OptimizerOpsPerStep, 1)
+	if f.OptimizerClass == nil || *f.OptimizerClass != "SGD" {
+		t.Errorf("optimizer_class = %v, want SGD", f.OptimizerClass)
+	}
 	if f.ZeroGradFillPerStep != nil {
 		t.Errorf("zero_grad_fill_per_step = %v without zero_grad", *f.ZeroGradFillPerStep)
 	}
@@ -167,6 +170,9 @@ func TestCommPrecisionMemoryOptimizer(t *testing.T) {
 	wantF(t, "zero_grad_fill_per_step", f.ZeroGradFillPerStep, 2.0/3)
 	if f.OptimizerSingleTensor == nil || *f.OptimizerSingleTensor {
 		t.Errorf("optimizer_single_tensor = %v, want false", f.OptimizerSingleTensor)
+	}
+	if f.OptimizerClass == nil || *f.OptimizerClass != "AdamW" {
+		t.Errorf("optimizer_class = %v, want AdamW", f.OptimizerClass)
 	}
 	// aten::stack: 150 calls / 3 steps, 300 us of 3000.
 	wantF(t, "repeated_small_op_calls_per_step", f.RepeatedSmallOpCallsPerStep, 50)
@@ -338,4 +344,26 @@ func TestDeviceArchFromKernels(t *testing.T) {
 			t.Errorf("%v: device %+v, want %d.%d from %q", tt.kernels, d, tt.major, tt.minor, tt.from)
 		}
 	}
+}
+
+// An operator called inside a call of itself (aten::copy_ converting the
+// dtype inside aten::copy_) counts once in its totals, in the outer call:
+// summing both (as key_averages does) would total more than the window.
+func TestOpTableNestedSameName(t *testing.T) {
+	b := tracetest.New()
+	b.Step(1, 0, 1000)
+	b.Op("aten::copy_", 100, 500)
+	b.Op("aten::copy_", 150, 400)
+	b.Op("aten::copy_", 700, 100)
+	f := derive(t, b)
+	for _, o := range f.TopOps {
+		if o.Name != "aten::copy_" {
+			continue
+		}
+		if o.Calls != 3 || !near(o.TotalCPUUS, 600) || !near(o.SelfCPUUS, 600) {
+			t.Errorf("aten::copy_ = %+v, want 3 calls, total 500 + 100 us, self 100 + 400 + 100 us", o)
+		}
+		return
+	}
+	t.Fatalf("no aten::copy_ row in %+v", f.TopOps)
 }

@@ -68,6 +68,13 @@ type Culprit struct {
 	// Scope is the innermost record_function region enclosing that example
 	// (a user_annotation other than ProfilerStep#N).
 	Scope string `json:"scope,omitempty"`
+	// Op is the outermost CPU operator enclosing that example on its
+	// thread, for a runtime call (a launch, an allocator call, a sync):
+	// the module-level op of the forward (aten::conv2d), or on the
+	// backward thread, which has no Python frames, the autograd node
+	// (autograd::engine::evaluate_function: ConvolutionBackward0).
+	Op  string `json:"op,omitempty"`
+	top int    // event index of Examples[0]
 	// Allocator marks an allocator call (cudaMalloc, cudaFree, hipFree,
 	// ...): the allocator-churn rule's, not the launch rules'.
 	Allocator bool `json:"allocator,omitempty"`
@@ -86,6 +93,13 @@ type Culprit struct {
 	// after that call returned the work started, microseconds.
 	Launch        string     `json:"launch,omitempty"`
 	LaunchDelayUS float64    `json:"launch_delay_us,omitempty"`
+	// StreamWait and StreamWaitUS, for queued GPU work: the stream-wait
+	// call (cudaStreamWaitEvent, hipStreamWaitEvent) the launching thread
+	// made last before that launch, with no launch between them, which
+	// makes the work's stream wait on an event, and how long before the
+	// launch it returned, microseconds.
+	StreamWait   string  `json:"stream_wait,omitempty"`
+	StreamWaitUS float64 `json:"stream_wait_us,omitempty"`
 	Examples      []EventRef `json:"examples,omitempty"` // most idle first
 }
 
@@ -666,11 +680,16 @@ func (d *deriver) culpritList(byName map[trace.Str]*nameAgg) []Culprit {
 			list[k].Examples = append(list[k].Examples, d.ref(&evs[x.ev]))
 		}
 		first := top[0].ev
+		list[k].top = first
 		list[k].TopIdleUS = float64(top[0].ns) / 1e3
 		if g := &evs[first]; g.Cat.IsGPUActivity() {
 			if li, ok := d.launchOf(g); ok {
 				list[k].Launch = d.t.Name(&evs[li])
 				list[k].LaunchDelayUS = float64(max(0, g.TS-evs[li].End())) / 1e3
+				if w, ok := d.streamWaitBefore(li); ok {
+					list[k].StreamWait = d.t.Name(&evs[w])
+					list[k].StreamWaitUS = float64(max(0, evs[li].TS-evs[w].End())) / 1e3
+				}
 			}
 		}
 		list[k].Allocator = d.is(&evs[first], kAllocator)
@@ -682,6 +701,65 @@ func (d *deriver) culpritList(byName map[trace.Str]*nameAgg) []Culprit {
 		}
 	}
 	return list
+}
+
+// streamWaitNames make a stream wait on an event recorded elsewhere.
+var streamWaitNames = map[string]bool{"cudaStreamWaitEvent": true, "hipStreamWaitEvent": true, "cuStreamWaitEvent": true}
+
+// streamWaitBefore returns the stream-wait call the thread of launch call
+// li returned from last before li started, when no other launch call
+// came between them (a wait applies to the next work enqueued on its
+// stream).
+func (d *deriver) streamWaitBefore(li int) (int, bool) {
+	evs := d.t.Events
+	l := &evs[li]
+	w := -1
+	for _, i := range d.calls {
+		e := &evs[i]
+		if e.PID != l.PID || e.TID != l.TID || e.End() > l.TS || i == li {
+			continue
+		}
+		if streamWaitNames[d.t.Name(e)] && (w < 0 || e.End() > evs[w].End()) {
+			w = i
+		}
+	}
+	if w < 0 {
+		return -1, false
+	}
+	for _, i := range d.calls {
+		e := &evs[i]
+		if e.PID == l.PID && e.TID == l.TID && i != li && e.TS >= evs[w].End() && e.TS < l.TS && d.is(e, kLaunch|kGraphLaunch) {
+			return -1, false
+		}
+	}
+	return w, true
+}
+
+// culpritOps names, for each runtime-call culprit, the outermost operator
+// around its top example (Culprit.Op). It runs once the operator tree is
+// built: the idle causes may be derived beside it.
+func (d *deriver) culpritOps() {
+	x := d.ops
+	if x == nil {
+		return
+	}
+	evs := d.t.Events
+	for _, list := range d.f.IdleCulprits {
+		for k := range list {
+			e := &evs[list[k].top]
+			if !e.Cat.IsRuntime() {
+				continue
+			}
+			p := d.enclosingOp(x, e.PID, e.TID, e.TS)
+			if p < 0 {
+				continue
+			}
+			for x.parent[p] >= 0 {
+				p = x.parent[p]
+			}
+			list[k].Op = d.t.Name(&evs[x.ops[p]])
+		}
+	}
 }
 
 // keepTop inserts x into top (most time first, ties: earliest), keeping n.

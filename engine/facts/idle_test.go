@@ -50,8 +50,36 @@ func TestIdleQueuedWhenLaunchedBefore(t *testing.T) {
 	if f.GPUIdleQueuedRatio == nil || !near(*f.GPUIdleQueuedRatio, 0.48) {
 		t.Errorf("gpu_idle_queued_ratio = %v, want 0.48", fmtp(f.GPUIdleQueuedRatio))
 	}
-	if c := f.IdleCulprits["queued"]; len(c) == 0 || c[0].Name != "second" {
-		t.Errorf("queued culprits = %+v, want the waiting kernel", c)
+	if c := f.IdleCulprits["queued"]; len(c) == 0 || c[0].Name != "second" || c[0].StreamWait != "" {
+		t.Errorf("queued culprits = %+v, want the waiting kernel, no stream wait", c)
+	}
+}
+
+// A stream-wait call made just before the waiting work's launch is named
+// with it; one with a launch between it and that launch is not.
+func TestIdleQueuedAfterStreamWait(t *testing.T) {
+	for _, between := range []bool{false, true} {
+		b := tracetest.New()
+		b.Step(1, 0, 1000)
+		b.Launch(10, 10, "first", 30, 100) // [30,130)
+		b.Runtime("hipStreamWaitEvent", 25, 3)
+		if between {
+			b.Launch(30, 2, "other", 140, 5)
+		}
+		b.Launch(40, 10, "second", 600, 50)
+		b.Op("aten::mul", 100, 800)
+		f := derive(t, b)
+		c := f.IdleCulprits["queued"]
+		if len(c) == 0 || c[0].Name != "second" {
+			t.Fatalf("queued culprits = %+v, want the waiting kernel", c)
+		}
+		want, wantUS := "hipStreamWaitEvent", 12.0 // returned at 28, launch at 40
+		if between {
+			want, wantUS = "", 0
+		}
+		if c[0].StreamWait != want || !near(c[0].StreamWaitUS, wantUS) {
+			t.Errorf("launch between %v: stream wait %q %v us, want %q %v", between, c[0].StreamWait, c[0].StreamWaitUS, want, wantUS)
+		}
 	}
 }
 
@@ -103,12 +131,15 @@ func TestIdleOneOffCallIsWarmup(t *testing.T) {
 	}
 }
 
-// The same slow call in every step is a per-step cost, not warm-up.
+// The same slow call in every step is a per-step cost, not warm-up. The
+// culprit names the autograd node its longest call ran under.
 func TestIdleSlowCallEveryStepIsNotWarmup(t *testing.T) {
 	b := tracetest.New()
 	for k := 0; k < 3; k++ {
 		s := 10 + float64(k)*200_000
 		b.Step(k, s, 200_000)
+		b.Op("autograd::engine::evaluate_function: ReluBackward0", s, 100_020)
+		b.Op("aten::threshold_backward", s, 100_010)
 		b.Runtime("cudaFree", s, 100_000)
 		for i := 0; i < 30; i++ {
 			b.Runtime("cudaFree", s+100_000+float64(i)*10, 2)
@@ -120,8 +151,8 @@ func TestIdleSlowCallEveryStepIsNotWarmup(t *testing.T) {
 	if f.GPUIdleRuntimeRatio == nil || *f.GPUIdleRuntimeRatio < 0.4 {
 		t.Errorf("gpu_idle_runtime_ratio = %v, want the cudaFree calls (about 0.5)", fmtp(f.GPUIdleRuntimeRatio))
 	}
-	if c := f.IdleCulprits["runtime"]; len(c) == 0 || c[0].Name != "cudaFree" {
-		t.Errorf("runtime culprits = %+v, want cudaFree first", c)
+	if c := f.IdleCulprits["runtime"]; len(c) == 0 || c[0].Name != "cudaFree" || c[0].Op != "autograd::engine::evaluate_function: ReluBackward0" {
+		t.Errorf("runtime culprits = %+v, want cudaFree first, under ReluBackward0", c)
 	}
 }
 

@@ -24,8 +24,8 @@ const (
 	kDtoD                                // ... DtoD
 	kPageable                            // ... Pageable
 	kGraphLaunch                         // a CUDA/HIP Graph replay call
-	kCommKernel                          // NCCL/RCCL collective kernel
-	kCommCPU                             // host-side collective call (nccl:*, gloo:*, c10d::*, record_param_comms)
+	kCommKernel                          // collective kernel (isCommKernelName)
+	kCommCPU                             // host-side collective call (nccl:*, gloo:*, c10d::*, symm_mem::*, record_param_comms)
 	kOptimizer                           // Optimizer.step#... or Optimizer.zero_grad#... annotation
 	kZeroGrad                            // Optimizer.zero_grad#...
 	kOptStep                             // Optimizer.step#...
@@ -138,10 +138,10 @@ func classify(name string) nameKind {
 	if graphLaunchNames[name] {
 		k |= kGraphLaunch
 	}
-	if strings.Contains(lower, "nccl") || strings.Contains(lower, "rccl") {
+	if isCommKernelName(lower) {
 		k |= kCommKernel
 	}
-	if strings.HasPrefix(name, "nccl:") || strings.HasPrefix(name, "gloo:") || strings.HasPrefix(name, "c10d::") || name == "record_param_comms" {
+	if strings.HasPrefix(name, "nccl:") || strings.HasPrefix(name, "gloo:") || strings.HasPrefix(name, "c10d::") || strings.HasPrefix(name, "symm_mem::") || name == "record_param_comms" {
 		k |= kCommCPU
 	}
 	if strings.HasPrefix(name, "Optimizer.zero_grad#") {
@@ -230,3 +230,27 @@ func isFP32MatmulName(lower string) bool {
 // is the host's fixed cost of one dispatched op (about 1 us on a
 // current server CPU with the profiler on).
 var metaOpNames = map[string]bool{"aten::view": true, "aten::as_strided": true, "aten::_unsafe_view": true, "aten::alias": true}
+
+// commKernelMarks mark the collective kernels that are not NCCL/RCCL (lower
+// case): PyTorch's symmetric-memory collectives
+// (torch/csrc/distributed/c10d/symm_mem: multimem_all_reduce_kernel,
+// multimem_one_shot_reduce_kernel, multimem_all_gather_kernel,
+// one_shot_all_reduce_kernel, two_shot_all_reduce_kernel), which vLLM and
+// SGLang use for tensor parallelism on Hopper and Blackwell, and the
+// custom all-reduce of vLLM and SGLang (cross_device_reduce_1stage,
+// cross_device_reduce_2stage).
+var commKernelMarks = []string{"multimem_all_reduce", "multimem_one_shot_reduce", "multimem_all_gather", "one_shot_all_reduce", "two_shot_all_reduce", "cross_device_reduce"}
+
+// isCommKernelName reports whether a kernel of this lower-case name is a
+// collective: an NCCL/RCCL kernel or one of commKernelMarks.
+func isCommKernelName(lower string) bool {
+	if strings.Contains(lower, "nccl") || strings.Contains(lower, "rccl") {
+		return true
+	}
+	for _, m := range commKernelMarks {
+		if strings.Contains(lower, m) {
+			return true
+		}
+	}
+	return false
+}

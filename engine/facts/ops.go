@@ -26,6 +26,19 @@ type opIndex struct {
 	extBase  int64
 }
 
+// insideSameName reports whether op p runs inside another call of the
+// same operator on its thread (an aten::copy_ converting dtype inside an
+// aten::copy_): its time is already in that call's total.
+func (x *opIndex) insideSameName(evs []trace.Event, p int) bool {
+	name := evs[x.ops[p]].Name
+	for q := x.parent[p]; q >= 0; q = x.parent[q] {
+		if evs[x.ops[q]].Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // extPos maps an External id to an op's position in opIndex.ops.
 type extPos struct {
 	ext int64
@@ -446,9 +459,11 @@ func (d *deriver) opTable(x *opIndex) {
 		}
 		st.Calls++
 		st.SelfCPUUS += float64(x.selfNS[p]) / 1e3
-		st.TotalCPUUS += float64(e.Dur) / 1e3
 		st.SelfDeviceUS += float64(x.devSelf[p]) / 1e3
-		st.TotalDeviceUS += float64(x.devTotal[p]) / 1e3
+		if !x.insideSameName(evs, p) {
+			st.TotalCPUUS += float64(e.Dur) / 1e3
+			st.TotalDeviceUS += float64(x.devTotal[p]) / 1e3
+		}
 	}
 	for _, st := range stats {
 		if st == nil {
@@ -512,8 +527,12 @@ func (d *deriver) optimizer(x *opIndex) {
 			}
 		})
 	}
+	classNS := map[string]int64{}
 	for _, i := range steps {
 		s := &evs[i]
+		if c, ok := optimizerClass(d.t.Name(s)); ok {
+			classNS[c] += ivset(d.window).clipLen(s.TS, s.End())
+		}
 		inside(s, func(p int) {
 			any = true
 			if d.is(&evs[x.ops[p]], kMultiTensor) {
@@ -535,6 +554,26 @@ func (d *deriver) optimizer(x *opIndex) {
 		d.f.OptimizerSingleTensor = &single
 		d.f.OptimizerOpsPerStep = d.perStep(direct)
 	}
+	var best string
+	for c, ns := range classNS {
+		if ns > 0 && (best == "" || ns > classNS[best] || ns == classNS[best] && c < best) {
+			best = c
+		}
+	}
+	if best != "" {
+		d.f.OptimizerClass = &best
+	}
+}
+
+// optimizerClass is CLASS of an Optimizer.step#CLASS.step span, the name
+// torch.optim.Optimizer's profiling hook gives it.
+func optimizerClass(name string) (string, bool) {
+	c, ok := strings.CutPrefix(name, "Optimizer.step#")
+	if !ok {
+		return "", false
+	}
+	c, ok = strings.CutSuffix(c, ".step")
+	return c, ok && c != ""
 }
 
 // repeatedOps finds the top-level operator called most often per step

@@ -119,6 +119,8 @@ func newScanner(file string, src []byte) *scanner {
 		callAt:     map[span]int{},
 		loopAt:     map[uint]int{},
 		followed:   map[uint]bool{},
+		smallOf:    map[string]string{},
+		smallNets:  map[uintptr]string{},
 	}
 }
 
@@ -172,10 +174,14 @@ type scanner struct {
 	// callAt and loopAt index s.f.Calls and s.f.Loops by the start byte
 	// of their node; followed marks the function bodies already walked as
 	// step functions, and follows queues those still to walk (follow.go).
-	callAt   map[span]int // calls nest at one start byte: x.pin_memory().to(d)
-	loopAt   map[uint]int
-	followed map[uint]bool
-	follows  []follow
+	// smallOf caches optimizerModel's answer per model name, smallNets
+	// smallNet's per constructor node.
+	smallOf   map[string]string
+	smallNets map[uintptr]string
+	callAt    map[span]int // calls nest at one start byte: x.pin_memory().to(d)
+	loopAt    map[uint]int
+	followed  map[uint]bool
+	follows   []follow
 	// argDefaults maps argparse destinations (num_workers) to the literal
 	// default of their add_argument call.
 	argDefaults map[string]any

@@ -43,6 +43,15 @@ var builderCall = regexp.MustCompile(`(?i)model|pretrained|load|create|build|tim
 // integer default; each Linear needs one known size, none above
 // smallMaxWidth, and none may be built in a loop or comprehension.
 func (s *scanner) smallNet(n *sitter.Node) string {
+	if why, ok := s.smallNets[n.Id()]; ok {
+		return why
+	}
+	why := s.smallNetOf(n)
+	s.smallNets[n.Id()] = why
+	return why
+}
+
+func (s *scanner) smallNetOf(n *sitter.Node) string {
 	defaults := s.intDefaults(n)
 	linear, widest, ok := 0, 0, true
 	dim := func(v *sitter.Node) (int, bool) {
@@ -299,10 +308,25 @@ func (s *scanner) optimizerModel(call *sitter.Node) string {
 	if name := s.calleeName(p); name != ".parameters" {
 		return ""
 	}
-	if why := s.smallModel(s.receiver(p), map[uintptr]bool{}, 0); why != cycle {
+	r := s.receiver(p)
+	if r == nil {
+		return ""
+	}
+	// The answer for a name depends on its assignments alone, all known
+	// before the walk (prepass): a script that builds an optimizer per
+	// block asks once, not once per optimizer over every assignment.
+	key := r.Kind() + " " + s.text(r)
+	if why, ok := s.smallOf[key]; ok {
 		return why
 	}
-	return ""
+	why := s.smallModel(r, map[uintptr]bool{}, 0)
+	if why == cycle {
+		why = ""
+	}
+	if r.Kind() == "identifier" || r.Kind() == "attribute" {
+		s.smallOf[key] = why
+	}
+	return why
 }
 
 // cycle is smallModel's answer for a name whose values are all on the

@@ -101,8 +101,15 @@ culprit(c) := concat("", [
 	lib.copy_note(c), lib.scope_note(c), lib.site_note(c),
 ])
 
-next_note := sprintf("; the GPU waits to run %s%s", [q.name, launch_note(q)]) if {
+next_note := sprintf("; the GPU waits to run %s%s%s", [q.name, launch_note(q), wait_note(q)]) if {
 	q := input.idle_culprits.queued[0]
+} else := ""
+
+# wait_note names the stream-wait call the launching thread made just
+# before the launch (facts idle_culprits stream_wait): the stream waits on
+# an event that work outside this stream, or outside the trace, records.
+wait_note(q) := sprintf("; just before that launch (%s earlier, no launch between) the thread called %s, so the stream waits on an event: find where that event is recorded", [lib.dur(q.stream_wait_us), q.stream_wait]) if {
+	q.stream_wait
 } else := ""
 
 # launch_note says what launched the work the GPU waits to run and how long

@@ -75,6 +75,7 @@ culprit_text(c, per) := concat("", [
 	copy_note(c),
 	scope_note(c),
 	site_note(c),
+	op_note(c),
 ])
 
 # one_off_note says when one call holds most of a culprit's idle (facts
@@ -100,6 +101,17 @@ else := ""
 
 site_note(c) := sprintf(" at %s", [c.site]) if c.site
 else := ""
+
+# op_note names the operator around a runtime call's longest example (facts
+# idle_culprits op) when no Python frame places it: on the backward
+# thread, the autograd node.
+op_note(c) := sprintf(", the longest under %s in the backward pass", [trim_prefix(c.op, "autograd::engine::evaluate_function: ")]) if {
+	not c.site
+	startswith(c.op, "autograd::engine::evaluate_function: ")
+} else := sprintf(", the longest under %s", [c.op]) if {
+	not c.site
+	c.op
+} else := ""
 
 # top_culprit(cause) is the text of the cause's largest culprit, or "".
 top_culprit(cause) := culprit(input.idle_culprits[cause][0]) if input.idle_culprits[cause][0]

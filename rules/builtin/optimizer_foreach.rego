@@ -17,11 +17,23 @@
 #   long runs of `aten::mul_`, `aten::add_`, `aten::addcdiv_`, ... (one
 #   group per parameter) and the GPU rows are sparse underneath.
 #
-#   **Fix.**
+#   **Fix.** Pass `foreach=True`, or `fused=True` where the optimizer has
+#   a fused kernel; the fix block follows the optimizer class the trace's
+#   `Optimizer.step#CLASS.step` spans name (`optimizer_class`):
 #
 #   ```python variant=default
 #   opt = torch.optim.AdamW(model.parameters(), lr=lr, fused=True)    # CUDA, fp32/fp16/bf16 params
 #   opt = torch.optim.SGD(model.parameters(), lr=lr, foreach=True)    # multi-tensor
+#   ```
+#
+#   ```python variant=sgd
+#   opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9, foreach=True)  # multi-tensor
+#   # PyTorch 2.4 and later also have fused=True for SGD on CUDA
+#   ```
+#
+#   ```python variant=adam
+#   opt = torch.optim.AdamW(model.parameters(), lr=lr, fused=True)    # one kernel per group (CUDA; Adam too)
+#   # or foreach=True: a few multi-tensor kernels
 #   ```
 #
 #   On a CPU job PyTorch never picks foreach by itself (the default applies
@@ -89,7 +101,7 @@ else := 0
 # With foreach, zero_grad(set_to_none=False) zeroes the gradients with one
 # _foreach_zero_ too, so its idle stays in the claim unless
 # optimizer-zero-grad (set_to_none) claims it; the message splits it out.
-while := sprintf("the GPU is idle %s %s while Optimizer.step and zero_grad run (%s in zero_grad, which zero_grad(set_to_none=True) removes)", [lib.pct(input.gpu_idle_optimizer_ratio), lib.of_time, lib.pct(zero_grad_idle)]) if {
+while := sprintf("the GPU is idle %s %s while Optimizer.step and zero_grad run (%s in zero_grad: zero_grad(set_to_none=True) removes it, and with foreach=True it is one _foreach_zero_)", [lib.pct(input.gpu_idle_optimizer_ratio), lib.of_time, lib.pct(zero_grad_idle)]) if {
 	input.has_gpu == true
 	input.gpu_idle_optimizer_ratio != null
 	zero_grad_idle >= 0.0005
@@ -99,14 +111,19 @@ while := sprintf("the GPU is idle %s %s while Optimizer.step and zero_grad run (
 } else := sprintf("Optimizer.step and zero_grad take %s %s on the CPU, where PyTorch does not pick foreach by itself", [lib.pct(input.optimizer_time_ratio), lib.of_time])
 
 fix := "cpu" if lib.cpu_job
-
+else := "sgd" if input.optimizer_class == "SGD"
+else := "adam" if input.optimizer_class in {"Adam", "AdamW"}
 else := "default"
+
+# which names the optimizer class when the trace gives it.
+which := sprintf("The %s step", [input.optimizer_class]) if input.optimizer_class
+else := "The optimizer step"
 
 finding contains f if {
 	input.optimizer_single_tensor == true
 	claim > 0
 	f := {
-		"msg": sprintf("The optimizer step runs the single-tensor implementation (per-parameter ops, no _foreach_/_fused_ kernels%s); %s", [ops, while]),
+		"msg": sprintf("%s runs the single-tensor implementation (per-parameter ops, no _foreach_/_fused_ kernels%s); %s", [which, ops, while]),
 		"impact": claim,
 		"fix": fix,
 		"severity": lib.severity(claim, "high"),
