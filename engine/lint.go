@@ -232,6 +232,21 @@ func expandScripts(paths []string) ([]string, []SkippedFile, error) {
 		if len(found) == 0 {
 			return nil, nil, fmt.Errorf("read script directory %s: no *.py files in it", p)
 		}
+		// A file found in a directory that cannot be read (a dangling
+		// symlink) is listed as skipped; the others are still linted.
+		readable := found[:0]
+		for _, f := range found {
+			if st, err := os.Stat(f); err != nil || !st.Mode().IsRegular() {
+				why := "not a regular file"
+				if err != nil {
+					why = "unreadable: " + err.Error()
+				}
+				skipped = append(skipped, SkippedFile{Path: f, RelPath: filepath.ToSlash(f), Reason: why})
+				continue
+			}
+			readable = append(readable, f)
+		}
+		found = readable
 		sort.Strings(found)
 		out = append(out, found...)
 	}

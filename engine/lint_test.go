@@ -387,3 +387,25 @@ func TestJoinScriptFollowsConfiguredThresholds(t *testing.T) {
 		}
 	}
 }
+
+// A dangling *.py symlink in a directory is listed as skipped; the other
+// scripts are still linted (it ended the whole run with exit 2).
+func TestLintSkipsDanglingSymlink(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "train.py"), []byte("import torch\nx = torch.zeros(3).cuda()\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "missing.py"), filepath.Join(dir, "x.py")); err != nil {
+		t.Skipf("no symlinks here: %v", err)
+	}
+	res, err := Lint(context.Background(), LintOptions{Paths: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Scripts) != 1 || filepath.Base(res.Scripts[0].Path) != "train.py" {
+		t.Errorf("linted %+v, want train.py only", res.Scripts)
+	}
+	if len(res.Skipped) != 1 || filepath.Base(res.Skipped[0].Path) != "x.py" || !strings.Contains(res.Skipped[0].Reason, "unreadable") {
+		t.Errorf("skipped %+v, want x.py as unreadable", res.Skipped)
+	}
+}

@@ -130,12 +130,44 @@ func cleanDoc(s string) string {
 // MarkdownDoc returns a rule's Markdown doc safe to embed in a Markdown
 // report or catalogue.
 func MarkdownDoc(doc string) string {
-	doc = cleanDoc(doc)
+	doc = closeFences(cleanDoc(doc))
 	out := defuseDoc(doc)
 	if unsafeMarkdown(out) != "" {
 		return docAsText(doc)
 	}
 	return out
+}
+
+// closeFences closes a fenced code block the doc leaves open (CommonMark:
+// a fence of three or more backticks or tildes, indented at most three
+// spaces, closed by one of the same character at least as long): in a
+// report, an open fence would turn everything after the doc into code.
+func closeFences(doc string) string {
+	var open string // the open fence, "" outside code
+	for _, line := range strings.Split(doc, "\n") {
+		t := strings.TrimLeft(line, " ")
+		if len(line)-len(t) > 3 || len(t) < 3 || (t[0] != '`' && t[0] != '~') {
+			continue
+		}
+		n := len(t) - len(strings.TrimLeft(t, t[:1]))
+		if n < 3 {
+			continue
+		}
+		fence := t[:n]
+		switch {
+		case open == "":
+			if t[0] == '`' && strings.Contains(t[n:], "`") {
+				continue // not a fence: a backtick fence's info string has none
+			}
+			open = fence
+		case fence[0] == open[0] && n >= len(open) && strings.TrimSpace(t[n:]) == "":
+			open = ""
+		}
+	}
+	if open == "" {
+		return doc
+	}
+	return strings.TrimRight(doc, "\n") + "\n" + open + "\n"
 }
 
 // docAsText shows a doc as escaped text, one paragraph per paragraph.

@@ -176,3 +176,19 @@ func TestTextOutputsHaveNoControls(t *testing.T) {
 }
 
 var _ = io.Discard
+
+// A doc that leaves a code fence open is closed at its end: in a report
+// the open fence turned every later finding and table into code.
+func TestMarkdownDocClosesFences(t *testing.T) {
+	for _, c := range []struct{ doc, want string }{
+		{"Why.\n\n```python\nx = 1\n", "Why.\n\n```python\nx = 1\n```\n"},
+		{"a\n~~~~\nb\n```\nc", "a\n~~~~\nb\n```\nc\n~~~~\n"},
+		{"````\n```\nstill code", "````\n```\nstill code\n````\n"},
+		{"```\ncode\n```\nafter", "```\ncode\n```\nafter"},
+		{"inline ``` not a fence ``` here", "inline ``` not a fence ``` here"},
+	} {
+		if got := MarkdownDoc(c.doc); got != c.want {
+			t.Errorf("MarkdownDoc(%q) = %q, want %q", c.doc, got, c.want)
+		}
+	}
+}

@@ -93,7 +93,9 @@ func ParseConfig(b []byte) (*FileConfig, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil {
-		return nil, err
+		// yaml names the Go type ("field x not found in type
+		// rules.FileConfig"); the user wrote a key.
+		return nil, errors.New(strings.ReplaceAll(err.Error(), " in type rules.FileConfig", " (not a configuration key)"))
 	}
 	if c.Timeout != "" {
 		d, err := time.ParseDuration(c.Timeout)

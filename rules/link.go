@@ -252,7 +252,7 @@ func parseTraceLink(v any) (*TraceLink, error) {
 				continue
 			}
 			if !ok {
-				errs = append(errs, fmt.Errorf("custom field trace: confirms: %q is no trace fact (see FactNames)", name))
+				errs = append(errs, fmt.Errorf("custom field trace: confirms: %q is no trace fact (stepdoctor facts --list names them)", name))
 				continue
 			}
 			k := fi.typ.Kind()

@@ -103,7 +103,7 @@ func validateRule(r *Rule) error {
 	}
 	for _, name := range r.Requires {
 		if _, ok := cat[name]; !ok && r.Category != CategoryScript {
-			errs = append(errs, fmt.Errorf("requires %q: no such fact (see FactNames)", name))
+			errs = append(errs, fmt.Errorf("requires %q: no such fact (stepdoctor facts --list names them)", name))
 		}
 		if seen[name] {
 			errs = append(errs, fmt.Errorf("requires %q twice", name))

@@ -114,14 +114,12 @@ pack's cases. It prints PASS or FAIL per test and exits 1 when any test fails.`,
 	return c
 }
 
-// oneField keeps s in one tabwriter cell: tabs and newlines become spaces.
+// oneField keeps s in one tabwriter cell, safe on a terminal.
 func oneField(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\t' || r == '\n' || r == '\r' {
-			return ' '
-		}
-		return r
-	}, s)
+	// TerminalText turns tabs and newlines into spaces and drops the other
+	// control characters: a team rule's title could carry terminal
+	// escapes (set the window title, clear the screen).
+	return reports.TerminalText(s)
 }
 
 // errWriter keeps the first write error, so that commands that print with

@@ -184,7 +184,7 @@ params: {gpu-underutilized: {min_untraced_ratio: 0.9}}
 	}
 
 	for _, tt := range []struct{ text, want string }{
-		{"disabel: [launch-bound]\n", "field disabel not found"},
+		{"disabel: [launch-bound]\n", "field disabel not found (not a configuration key)"},
 		{"disable: [no-such-rule]\n", "disable rule no-such-rule: no such rule"},
 		{"params: {launch-bound: {min_kernels: lots}}\n", "want a number, got a string"},
 		{"timeout: soon\n", `timeout "soon"`},
@@ -464,5 +464,23 @@ func TestManyRanksHTMLSize(t *testing.T) {
 	}
 	if s := string(b); !strings.Contains(s, "straggler") || strings.Count(s, "<th>Kernel</th>") != 8 {
 		t.Errorf("8-rank HTML lost the straggler mark or a rank's kernel table")
+	}
+}
+
+// rules list keeps a team rule's terminal escapes off the terminal, as
+// analyze and rules show do (the title set the window title and cleared
+// the screen).
+func TestRulesListEscapesTitle(t *testing.T) {
+	dir := t.TempDir()
+	rule := "id: team-ansi\ntitle: \"a \\e]0;pwned\\a\\e[2J t\"\nseverity: high\ncategory: kernel-efficiency\nrequires: [has_gpu]\nwhen: \"true\"\nimpact: \"0\"\nmessage: m\ndoc: d\nreferences: [\"https://x.example/\"]\n"
+	if err := os.WriteFile(filepath.Join(dir, "x.yaml"), []byte(rule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, "rules", "list", "--rules", dir)
+	if code != 0 || !strings.Contains(stdout, "team-ansi") {
+		t.Fatalf("rules list: exit %d, stderr %q", code, stderr)
+	}
+	if strings.ContainsAny(stdout, "\x1b\x07") {
+		t.Errorf("rules list wrote control characters: %q", stdout)
 	}
 }

@@ -180,15 +180,17 @@ func collectiveSkew(ranks []*Facts, out []CrossRankFacts) bool {
 			lo, hi = min(lo, s), max(hi, s)
 		}
 		skews[c] = hi - lo
-		latest := -1
+		latest, atHi := -1, 0
 		for r, f := range ranks {
 			s := f.Collectives[c].StartUS
 			late[r] += s - lo
-			if latest < 0 || s > ranks[latest].Collectives[c].StartUS {
-				latest = r
+			if s == hi {
+				latest, atHi = r, atHi+1
 			}
 		}
-		last[latest]++
+		if atHi == 1 {
+			last[latest]++ // ranks that start together: none is the last
+		}
 		for r, f := range ranks {
 			wait[r] += hi - f.Collectives[c].StartUS
 		}

@@ -70,3 +70,22 @@ func TestCrossRankStragglerWithoutCollectives(t *testing.T) {
 		t.Error("ApplyCrossRank: nil fields must keep their values")
 	}
 }
+
+// Ranks that start every collective together have no last one: no rank
+// is the straggler (rank 0 was, at 100% last arrivals, when ties went to
+// the first rank).
+func TestCrossRankTieIsNoStraggler(t *testing.T) {
+	c := CrossRank([]*Facts{rankFacts(0.5, 100, 200, 300), rankFacts(0.5, 100, 200, 300)})
+	for r, f := range c {
+		if f.RankStraggler == nil || *f.RankStraggler || !near(*f.RankLastArrivalRatio, 0) {
+			t.Errorf("rank %d: straggler %v, last arrivals %v; want neither", r, fmtBool(f.RankStraggler), *f.RankLastArrivalRatio)
+		}
+	}
+}
+
+func fmtBool(b *bool) any {
+	if b == nil {
+		return nil
+	}
+	return *b
+}

@@ -558,8 +558,10 @@ func (d *deriver) steps() {
 	if len(steps) > 0 {
 		d.f.StepMarker = &StepMarker{Source: "profiler_step", Pattern: `^ProfilerStep#\d+$`, Label: "ProfilerStep#N", Steps: len(steps)}
 		slices.SortFunc(steps, func(a, b int) int {
-			return cmp.Or(cmp.Compare(evs[a].TS, evs[b].TS), cmp.Compare(evs[a].Index, evs[b].Index))
+			return cmp.Or(cmp.Compare(evs[a].TS, evs[b].TS), cmp.Compare(evs[b].Dur, evs[a].Dur), cmp.Compare(evs[a].Index, evs[b].Index))
 		})
+		steps = outermost(evs, steps)
+		d.f.StepMarker.Steps = len(steps)
 	} else {
 		steps, phases = d.markerSteps() // outermost spans, in start order
 	}
@@ -594,6 +596,22 @@ func (d *deriver) steps() {
 		refs = append(refs, r)
 	}
 	d.f.Examples["step"] = refs
+}
+
+// outermost drops the spans (sorted by start, longer first) that lie inside
+// an earlier one: steps partition time, and a ProfilerStep#N nested in
+// another, or written twice, would cut the outer step short at its start.
+func outermost(evs []trace.Event, spans []int) []int {
+	out := spans[:0]
+	end := int64(math.MinInt64)
+	for _, i := range spans {
+		if len(out) > 0 && evs[i].End() <= end {
+			continue
+		}
+		out = append(out, i)
+		end = max(end, evs[i].End())
+	}
+	return out
 }
 
 // extendSpans extends host spans (starts in order, ends their own ends,

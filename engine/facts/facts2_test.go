@@ -367,3 +367,23 @@ func TestOpTableNestedSameName(t *testing.T) {
 	}
 	t.Fatalf("no aten::copy_ row in %+v", f.TopOps)
 }
+
+// A ProfilerStep#N inside another (nested, or written twice) is part of
+// it: three steps of 10 ms with a 4 ms kernel each stay three steps, W
+// 30 ms, busy 40% (a nested copy made four steps and cut W to 23 ms).
+func TestNestedProfilerStepIsPartOfIt(t *testing.T) {
+	for _, dup := range [][2]float64{{12000, 1000}, {10000, 10000}} {
+		b := tracetest.New()
+		for i := 0; i < 3; i++ {
+			s := float64(i) * 10000
+			b.Step(i, s, 10000)
+			b.Launch(s+500, 10, "gemm", s+1000, 4000)
+		}
+		b.Step(1, dup[0], dup[1])
+		f := derive(t, b)
+		if f.StepsCount != 3 || !near(f.WindowUS, 30000) {
+			t.Errorf("copy at %v: steps %d, window %v us; want 3 and 30000", dup, f.StepsCount, f.WindowUS)
+		}
+		wantF(t, "gpu_busy_ratio", f.GPUBusyRatio, 0.4)
+	}
+}

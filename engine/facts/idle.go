@@ -91,16 +91,16 @@ type Culprit struct {
 	// queued): the runtime call that launched the example with most idle
 	// (cudaLaunchKernel, cudaGraphLaunch, hipMemsetAsync ...) and how long
 	// after that call returned the work started, microseconds.
-	Launch        string     `json:"launch,omitempty"`
-	LaunchDelayUS float64    `json:"launch_delay_us,omitempty"`
+	Launch        string  `json:"launch,omitempty"`
+	LaunchDelayUS float64 `json:"launch_delay_us,omitempty"`
 	// StreamWait and StreamWaitUS, for queued GPU work: the stream-wait
 	// call (cudaStreamWaitEvent, hipStreamWaitEvent) the launching thread
 	// made last before that launch, with no launch between them, which
 	// makes the work's stream wait on an event, and how long before the
 	// launch it returned, microseconds.
-	StreamWait   string  `json:"stream_wait,omitempty"`
-	StreamWaitUS float64 `json:"stream_wait_us,omitempty"`
-	Examples      []EventRef `json:"examples,omitempty"` // most idle first
+	StreamWait   string     `json:"stream_wait,omitempty"`
+	StreamWaitUS float64    `json:"stream_wait_us,omitempty"`
+	Examples     []EventRef `json:"examples,omitempty"` // most idle first
 }
 
 // charger accumulates idle time per cause and per culprit name. Charges

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/stepdoctor/stepdoctor/internal/hugemem"
 )
@@ -473,6 +474,10 @@ func (t *Trace) MemArgsOf(e *Event) (MemArgs, bool) {
 	return t.MemArgs[k], true
 }
 
+// tracePhases are the ph values of the Trace Event Format (Chrome's
+// "Trace Event Format" document, which Kineto writes).
+const tracePhases = "BEXiICbnesStTfFpPNODMVvRc()"
+
 // store classifies a parsed event and keeps it if facts can use it.
 func (p *parser) store(r *rawEvent) {
 	ev := &r.ev
@@ -483,11 +488,12 @@ func (p *parser) store(r *rawEvent) {
 	switch r.ph {
 	case 'X':
 		if r.badTime || !r.hasTS {
-			p.drop("bad_time", "complete event without a finite ts/dur", r.off)
+			p.drop("bad_time", "complete event without a usable ts/dur (missing, not a finite number, or past the nanosecond clock's range)", r.off)
 			return
 		}
 		if !r.hasDur {
 			ev.Dur = 0
+			p.note(DiagWarning, "missing_dur", "complete event without dur: kept as lasting 0", r.off)
 		}
 		if ev.Dur < 0 {
 			p.drop("negative_dur", "complete event with negative dur", r.off)
@@ -500,7 +506,7 @@ func (p *parser) store(r *rawEvent) {
 		ev.Ph = PhComplete
 	case 'B', 'E':
 		if r.badTime || !r.hasTS {
-			p.drop("bad_time", "B/E event without a finite ts", r.off)
+			p.drop("bad_time", "B/E event without a usable ts (missing, not a finite number, or past the nanosecond clock's range)", r.off)
 			return
 		}
 		// Matched per thread once all are read: files may list a B before
@@ -513,7 +519,7 @@ func (p *parser) store(r *rawEvent) {
 		return
 	case 'i', 'I':
 		if r.badTime || !r.hasTS {
-			p.drop("bad_time", "instant event without a finite ts", r.off)
+			p.drop("bad_time", "instant event without a usable ts (missing, not a finite number, or past the nanosecond clock's range)", r.off)
 			return
 		}
 		ev.Ph = PhInstant
@@ -528,8 +534,11 @@ func (p *parser) store(r *rawEvent) {
 		ev.Ph = PhCounter
 		ev.Dur = 0
 	default:
-		// M metadata, s/f/t flows, async b/e/n and unknown phases: read,
-		// not stored (facts link by args.correlation).
+		// M metadata, s/f/t flows, async b/e/n and the other phases of
+		// the format: read, not stored (facts link by args.correlation).
+		if r.ph == 0 || strings.IndexByte(tracePhases, r.ph) < 0 {
+			p.drop("unknown_phase", "event without a ph the trace format defines (X, B, E, i, C, M, flows, ...)", r.off)
+		}
 		return
 	}
 	if ev.Cat == CatPythonFunction {

@@ -87,3 +87,30 @@ func TestEventSize(t *testing.T) {
 		t.Errorf("Event is %d bytes, want 72", n)
 	}
 }
+
+// An event without a ph the format defines is dropped and counted (read =
+// kept + dropped), and a complete event without dur is kept as lasting 0
+// with a warning; before, both passed without a word and a kernel
+// vanished from gpu_busy_ratio.
+func TestMissingPhaseAndDurNoted(t *testing.T) {
+	tr := parse(t, `{"traceEvents":[
+	{"ph":"X","cat":"kernel","name":"a","pid":0,"tid":7,"ts":10,"dur":3,"args":{"device":0}},
+	{"cat":"kernel","name":"no ph","pid":0,"tid":7,"ts":20,"dur":3,"args":{"device":0}},
+	{"ph":"x","cat":"kernel","name":"lower-case x","pid":0,"tid":7,"ts":30,"dur":3},
+	{"ph":5,"cat":"kernel","name":"numeric ph","pid":0,"tid":7,"ts":40,"dur":3},
+	{"ph":"X","cat":"kernel","name":"no dur","pid":0,"tid":7,"ts":50,"args":{"device":0}},
+	{"ph":"M","name":"process_name","pid":0,"args":{"name":"GPU 0"}},
+	{"ph":"s","id":1,"cat":"ac2g","name":"flow","pid":0,"tid":7,"ts":10}
+	]}`)
+	h := tr.Health
+	if len(tr.Events) != 2 || h.Dropped != 3 || h.EventsRead != 7 {
+		t.Errorf("kept %d, dropped %d of %d read; want 2 kept, 3 dropped of 7", len(tr.Events), h.Dropped, h.EventsRead)
+	}
+	got := map[string]int{}
+	for _, d := range h.Diagnostics {
+		got[d.Reason] = d.Count
+	}
+	if got["unknown_phase"] != 3 || got["missing_dur"] != 1 || len(got) != 2 {
+		t.Errorf("diagnostics %+v, want unknown_phase x3 and missing_dur x1", h.Diagnostics)
+	}
+}
