@@ -113,8 +113,9 @@
 #   # or: model = torch.compile(model, backend="cudagraphs")
 #   ```
 #
-#   Also prefer fused implementations (`torch.optim.AdamW(..., fused=True)`
-#   or `foreach=True`, `F.scaled_dot_product_attention`).
+#   Also prefer fused implementations: `F.scaled_dot_product_attention`
+#   for attention and, when training, a fused or multi-tensor optimizer
+#   (`torch.optim.AdamW(..., fused=True)`, `foreach=True`).
 #
 #   **Impact estimate.** The GPU idle time spent while the launching thread
 #   was in the launch call, runtime calls, CPU operators or Python frames
