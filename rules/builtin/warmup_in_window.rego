@@ -3,7 +3,7 @@
 # description: |
 #   **Why it matters.** One-off calls (CUDA/HIP context creation, lazy
 #   loading of a kernel's module on its first launch, the allocator's first
-#   `cudaMalloc`/`cudaFree`, stream and event creation, cuDNN autotuning)
+#   `cudaMalloc`/`cudaFree`, stream and event creation, cuDNN or MIOpen autotuning)
 #   ran inside the profiled window. They happen once per process, not once
 #   per step, so the window measures start-up instead of training: every
 #   per-step figure is distorted, and advice built on them (launch-bound,
