@@ -555,10 +555,9 @@ func (p *parser) store(r *rawEvent) {
 	p.keep(ev)
 }
 
-// keep stores an event. The first events (see firstChunk) go into a
-// chunk; then, when the input's size is known, the store is sized once
-// from the share of the input those events took (plus 10% and
-// estimateSlack), and
+// keep stores an event. The first chunkEvents events go into a chunk;
+// then, when the input's size is known, the store is sized once from the
+// share of the input those events took (plus 10% and estimateSlack), and
 // the shape table from their share carrying shapes; later events are
 // appended in place, so finish needs no copy. Without a size, or when the
 // estimate runs short, events go into fixed-size chunks (no regrowth
@@ -626,30 +625,19 @@ func (p *parser) estimate(n int) int {
 
 const chunkEvents = 1 << 15
 
-// sampleEvents is the first chunk when estimate reads an exact offset.
-// Over the shared traces' JSON (uncompressed), 8,192 events predict the count no
-// lower than 32,768 do (the first events are the densest: ns_resolution's
-// first 8,192 predict 1.47x its count, its first 32,768 1.16x), and the
-// smaller chunk is 1.8 MB less to clear and copy.
-const sampleEvents = 1 << 13
-
 // estimateSlack is the room the sized store keeps beyond its 10% margin,
 // for an input whose first events are its sparsest.
 const estimateSlack = 4096
 
-// firstChunk is the capacity of the first chunk of events: sampleEvents
-// where estimate reads an exact offset, else chunkEvents, or fewer for an
-// input too small to hold that many (an event takes 40 bytes or more; see
-// inflatedSize for gzip), so a small trace does not clear megabytes.
+// firstChunk is the capacity of the first chunk of events: chunkEvents,
+// or fewer for an input too small to hold that many (an event takes 40
+// bytes or more; see inflatedSize for gzip), so a small trace does not
+// clear megabytes.
 func (p *parser) firstChunk() int {
 	if p.sized || len(p.chunks) > 0 || p.size <= 0 {
 		return chunkEvents
 	}
-	first := int64(chunkEvents)
-	if p.exactOffset() {
-		first = sampleEvents
-	}
-	return int(min(first, inflatedSize(p.size, p.t.Gzip)/40+16))
+	return int(min(int64(chunkEvents), inflatedSize(p.size, p.t.Gzip)/40+16))
 }
 
 // exactOffset reports whether the lexer's offset is the parse's position
