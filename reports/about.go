@@ -31,16 +31,22 @@ func buildAbout(a *engine.About) aboutView {
 	if a.Version != "" {
 		v.Version = a.Version
 	}
-	v.Command, v.RulePack, v.RuleDirs, v.Config = a.Command, a.RulePack, a.RuleDirs, a.Config
+	// The command line and paths name files the user chose: a control
+	// character in one (a newline, a terminal escape) is dropped here, for
+	// every format.
+	v.Command, v.RulePack, v.Config = clean(a.Command), clean(a.RulePack), clean(a.Config)
+	for _, d := range a.RuleDirs {
+		v.RuleDirs = append(v.RuleDirs, clean(d))
+	}
 	var parts []string
-	if a.RulePack != "" {
-		parts = append(parts, a.RulePack)
+	if v.RulePack != "" {
+		parts = append(parts, v.RulePack)
 	}
-	if len(a.RuleDirs) > 0 {
-		parts = append(parts, "team rules "+strings.Join(a.RuleDirs, " "))
+	if len(v.RuleDirs) > 0 {
+		parts = append(parts, "team rules "+strings.Join(v.RuleDirs, " "))
 	}
-	if a.Config != "" {
-		parts = append(parts, "config "+a.Config)
+	if v.Config != "" {
+		parts = append(parts, "config "+v.Config)
 	}
 	v.Rules = strings.Join(parts, ", ")
 	return v

@@ -12,8 +12,11 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/stepdoctor/stepdoctor/reports"
 )
 
 // exitError carries an exit code through cobra.
@@ -57,10 +60,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(stderr, "stepdoctor:", err)
+	fmt.Fprintln(stderr, "stepdoctor:", terminalLines(err.Error()))
 	var ee *exitError
 	if errors.As(err, &ee) {
 		return ee.code
 	}
 	return 2 // cobra usage errors: unknown flag, wrong arguments
+}
+
+// terminalLines keeps an error's lines (errors.Join) and drops the control
+// characters inside each: a file name can carry a terminal escape.
+func terminalLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = reports.TerminalText(l)
+	}
+	return strings.Join(lines, "\n")
 }

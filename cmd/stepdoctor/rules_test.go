@@ -484,3 +484,33 @@ func TestRulesListEscapesTitle(t *testing.T) {
 		t.Errorf("rules list wrote control characters: %q", stdout)
 	}
 }
+
+// A file name with a terminal escape or a newline reaches neither stderr
+// nor a report's footer raw: the error line and the HTML command line
+// drop the control characters.
+func TestControlCharsInFileNames(t *testing.T) {
+	dir := t.TempDir()
+	code, _, stderr := runCLI(t, "analyze", filepath.Join(dir, "nope\x1b]0;pwned\a.json"))
+	if code != 2 || strings.ContainsAny(stderr, "\x1b\a") || !strings.Contains(stderr, "pwned") {
+		t.Errorf("missing file: exit %d, stderr %q; want 2 and no control characters", code, stderr)
+	}
+	src, err := os.ReadFile("../../testdata/traces/dataloader_bound.pt.trace.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join(dir, "a\nb\x1b[2J.json")
+	if err := os.WriteFile(name, src, 0o644); err != nil {
+		t.Skipf("no such file name here: %v", err)
+	}
+	out := filepath.Join(dir, "r.html")
+	if code, _, stderr := runCLI(t, "analyze", "-q", "-o", out, name); code != 0 {
+		t.Fatalf("analyze: exit %d: %s", code, stderr)
+	}
+	html, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(html), "\x1b") {
+		t.Errorf("the HTML report carries a raw escape character")
+	}
+}
