@@ -556,12 +556,11 @@ func (d *deriver) steps() {
 	}
 	var phases []string
 	if len(steps) > 0 {
-		d.f.StepMarker = &StepMarker{Source: "profiler_step", Pattern: `^ProfilerStep#\d+$`, Label: "ProfilerStep#N", Steps: len(steps)}
 		slices.SortFunc(steps, func(a, b int) int {
 			return cmp.Or(cmp.Compare(evs[a].TS, evs[b].TS), cmp.Compare(evs[b].Dur, evs[a].Dur), cmp.Compare(evs[a].Index, evs[b].Index))
 		})
 		steps = outermost(evs, steps)
-		d.f.StepMarker.Steps = len(steps)
+		d.f.StepMarker = &StepMarker{Source: "profiler_step", Pattern: `^ProfilerStep#\d+$`, Label: "ProfilerStep#N", Steps: len(steps)}
 	} else {
 		steps, phases = d.markerSteps() // outermost spans, in start order
 	}

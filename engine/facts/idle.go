@@ -2,6 +2,7 @@ package facts
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
 
@@ -713,24 +714,21 @@ var streamWaitNames = map[string]bool{"cudaStreamWaitEvent": true, "hipStreamWai
 func (d *deriver) streamWaitBefore(li int) (int, bool) {
 	evs := d.t.Events
 	l := &evs[li]
-	w := -1
+	w, lastLaunch := -1, int64(math.MinInt64)
 	for _, i := range d.calls {
 		e := &evs[i]
-		if e.PID != l.PID || e.TID != l.TID || e.End() > l.TS || i == li {
+		if e.PID != l.PID || e.TID != l.TID || i == li || e.TS >= l.TS {
 			continue
 		}
-		if streamWaitNames[d.t.Name(e)] && (w < 0 || e.End() > evs[w].End()) {
+		switch {
+		case d.is(e, kLaunch|kGraphLaunch):
+			lastLaunch = max(lastLaunch, e.TS)
+		case e.End() <= l.TS && streamWaitNames[d.t.Name(e)] && (w < 0 || e.End() > evs[w].End()):
 			w = i
 		}
 	}
-	if w < 0 {
+	if w < 0 || lastLaunch >= evs[w].End() {
 		return -1, false
-	}
-	for _, i := range d.calls {
-		e := &evs[i]
-		if e.PID == l.PID && e.TID == l.TID && i != li && e.TS >= evs[w].End() && e.TS < l.TS && d.is(e, kLaunch|kGraphLaunch) {
-			return -1, false
-		}
 	}
 	return w, true
 }

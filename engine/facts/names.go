@@ -235,10 +235,10 @@ var metaOpNames = map[string]bool{"aten::view": true, "aten::as_strided": true, 
 // case): PyTorch's symmetric-memory collectives
 // (torch/csrc/distributed/c10d/symm_mem: multimem_all_reduce_kernel,
 // multimem_one_shot_reduce_kernel, multimem_all_gather_kernel,
-// one_shot_all_reduce_kernel, two_shot_all_reduce_kernel), which vLLM and
-// SGLang use for tensor parallelism on Hopper and Blackwell, and the
-// custom all-reduce of vLLM and SGLang (cross_device_reduce_1stage,
-// cross_device_reduce_2stage).
+// one_shot_all_reduce_kernel, two_shot_all_reduce_kernel), which vLLM
+// uses for tensor parallelism (the shared B200 trace: 73
+// multimem_all_reduce_kernel calls), and the custom all-reduce of vLLM and
+// SGLang (cross_device_reduce_1stage, cross_device_reduce_2stage).
 var commKernelMarks = []string{"multimem_all_reduce", "multimem_one_shot_reduce", "multimem_all_gather", "one_shot_all_reduce", "two_shot_all_reduce", "cross_device_reduce"}
 
 // isCommKernelName reports whether a kernel of this lower-case name is a

@@ -612,8 +612,8 @@ func (p *parser) estimate(n int) int {
 	read := p.readAt
 	switch {
 	case read > 0:
-	case p.exactOffset():
-		read = p.lx.offset()
+	case !p.t.Gzip && p.lx != nil:
+		read = p.lx.offset() // exact: the serial read's position
 	case p.raw != nil:
 		read = p.raw.n.Load()
 	}
@@ -638,12 +638,6 @@ func (p *parser) firstChunk() int {
 		return chunkEvents
 	}
 	return int(min(int64(chunkEvents), inflatedSize(p.size, p.t.Gzip)/40+16))
-}
-
-// exactOffset reports whether the lexer's offset is the parse's position
-// in the input: a plain input read serially (a parallel join sets readAt).
-func (p *parser) exactOffset() bool {
-	return !p.t.Gzip && p.readAt == 0 && p.lx != nil && !p.local
 }
 
 func (p *parser) drop(reason, msg string, off int64) {

@@ -28,7 +28,7 @@
 #
 #   ```python variant=sgd
 #   opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9, foreach=True)  # multi-tensor
-#   # PyTorch 2.4 and later also have fused=True for SGD on CUDA
+#   # recent PyTorch also takes fused=True for SGD on CUDA (see torch.optim.SGD)
 #   ```
 #
 #   ```python variant=adam
