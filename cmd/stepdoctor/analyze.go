@@ -141,6 +141,9 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 		}
 		return &exitError{2, err}
 	}
+	if err := checkAnnotateRead(fl, res); err != nil {
+		return err
+	}
 	set, _ := compiled() // Analyze succeeded: so did the compile
 	listSkippedRules(stderr, set)
 	for _, line := range reports.RuleErrorLines(res) {
@@ -244,11 +247,29 @@ func checkAnnotate(fl analyzeFlags, paths []string, cfg *rules.FileConfig) error
 	if err := checkOutput(fl.annotate, analyzeInputs(paths, fl, cfg)); err != nil {
 		return err
 	}
-	// Refuse several traces before reading any (a directory of ranks).
-	if files, err := engine.ExpandPaths(paths); err == nil && len(files) > 1 {
-		return usage("refuse --annotate %s: it writes one trace and %d were given; run analyze once per trace", fl.annotate, len(files))
+	// Several trace files named on the command line are refused before
+	// reading any. A directory may hold other .json files (a config, a
+	// results file) that the read skips, so its traces are counted once
+	// read (checkAnnotateRead).
+	named := 0
+	for _, p := range paths {
+		if st, err := os.Stat(p); err != nil || !st.IsDir() {
+			named++
+		}
+	}
+	if named > 1 {
+		return usage("refuse --annotate %s: it writes one trace and %d were given; run analyze once per trace", fl.annotate, named)
 	}
 	return nil
+}
+
+// checkAnnotateRead refuses --annotate, before any report is written, when
+// the read found more than one trace (a directory of ranks).
+func checkAnnotateRead(fl analyzeFlags, res *engine.Result) error {
+	if fl.annotate == "" || len(res.Traces) <= 1 {
+		return nil
+	}
+	return &exitError{2, fmt.Errorf("refuse --annotate %s: it writes one trace and %d were read; run analyze once per trace", fl.annotate, len(res.Traces))}
 }
 
 // listSkippedRules lists the entries of rule directories that were not

@@ -89,4 +89,36 @@ func TestAnnotateFlagRefused(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(d, "a.json")); err == nil {
 		t.Error("a refused --annotate wrote its file")
 	}
+	// A directory of two ranks is refused once read, before the report.
+	report := filepath.Join(d, "dir.md")
+	code, _, stderr := runCLI(t, "analyze", "-o", report, "--annotate", filepath.Join(d, "a.json"), filepath.Join(d, "log"))
+	if code != 2 || !strings.Contains(stderr, "2 were read; run analyze once per trace") {
+		t.Errorf("directory of two ranks: exit %d, stderr %q; want 2 and the count read", code, stderr)
+	}
+	for _, p := range []string{report, filepath.Join(d, "a.json")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("a refused --annotate wrote %s", p)
+		}
+	}
+}
+
+// TestAnnotateFlagDirOneTrace: a directory holding one trace and another
+// .json file (not a trace, skipped by the read) is one trace to annotate.
+func TestAnnotateFlagDirOneTrace(t *testing.T) {
+	d := t.TempDir()
+	copyTrace(t, "dataloader_bound.pt.trace.json", filepath.Join(d, "log", "rank0.json"))
+	if err := os.WriteFile(filepath.Join(d, "log", "results.json"), []byte(`{"accuracy": 0.91, "epochs": 3}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(d, "annotated.json")
+	code, _, stderr := runCLI(t, "analyze", "-o", filepath.Join(d, "r.md"), "--annotate", out, filepath.Join(d, "log"))
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q; want 0", code, stderr)
+	}
+	if !strings.Contains(stderr, "results.json") {
+		t.Errorf("stderr %q does not list the skipped results.json", stderr)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Errorf("no annotated trace: %v", err)
+	}
 }
