@@ -127,8 +127,8 @@ func stepBreakdownChart(idx int, s seriesView) *svgChart {
 		c.Legend = append(c.Legend, legendItem{Class: rt.Class, Label: rt.Label, Value: rt.Share})
 		shares = append(shares, fmt.Sprintf("%s %s (%s per step)", rt.Label, rt.Share, rt.PerStep))
 	}
-	c.Desc = fmt.Sprintf("Stacked bars, one per step (%d steps, longest %s). Share of step time: %s.",
-		len(s.Steps), fmtDur(top), strings.Join(shares, ", "))
+	c.Desc = fmt.Sprintf("Stacked bars, one per step (%s, longest %s). Share of step time: %s.",
+		stepCount(len(s.Steps)), fmtDur(top), strings.Join(shares, ", "))
 	return c
 }
 

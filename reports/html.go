@@ -264,8 +264,8 @@ func stepChart(v traceView) *barChart {
 	c := &barChart{
 		ID:    fmt.Sprintf("step-%d", v.Index),
 		Title: "Step time",
-		Desc: fmt.Sprintf("Step time over %d steps: mean %s, p50 %s, p90 %s, max %s.",
-			v.Steps, fmtDur(s.Mean), fmtDur(s.P50), fmtDur(s.P90), fmtDur(s.Max)),
+		Desc: fmt.Sprintf("Step time over %s: mean %s, p50 %s, p90 %s, max %s.",
+			stepCount(v.Steps), fmtDur(s.Mean), fmtDur(s.P50), fmtDur(s.P90), fmtDur(s.Max)),
 		Height: fixed(float64(len(rows))*(barH+barGap), 0),
 	}
 	for i, r := range rows {

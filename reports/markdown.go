@@ -462,7 +462,7 @@ func mdSeries(b *strings.Builder, v traceView, lim mdLimits) {
 	b.WriteString("### Where the time goes\n\n")
 	mdPhases(b, s)
 	if len(s.StepRoles) > 0 {
-		fmt.Fprintf(b, "Share of step time over %d steps:\n\n", len(s.Steps))
+		fmt.Fprintf(b, "Share of step time over %s:\n\n", stepCount(len(s.Steps)))
 		b.WriteString("| Role | Per step | Share |\n|---|---:|---:|\n")
 		for _, rt := range s.RoleRows {
 			fmt.Fprintf(b, "| %s | %s | %s |\n", mdCell(rt.Label), rt.PerStep, rt.Share)
@@ -473,7 +473,7 @@ func mdSeries(b *strings.Builder, v traceView, lim mdLimits) {
 			if len(rows) > lim.tableRows {
 				rows = rows[:lim.tableRows]
 			}
-			fmt.Fprintf(b, "<details><summary>Per-step breakdown (%d steps)</summary>\n\n", len(s.Steps))
+			fmt.Fprintf(b, "<details><summary>Per-step breakdown (%s)</summary>\n\n", stepCount(len(s.Steps)))
 			b.WriteString("| Step | Duration |")
 			sep := "|---|---:|"
 			for _, rt := range s.RoleRows {

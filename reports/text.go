@@ -110,7 +110,7 @@ func Text(w io.Writer, r *engine.Result, t Terminal) error {
 			head = append(head, v.Rank)
 		}
 		if v.HasSteps {
-			head = append(head, fmt.Sprintf("%d steps", v.Steps))
+			head = append(head, stepCount(v.Steps))
 		} else {
 			head = append(head, "no steps")
 		}

@@ -898,3 +898,11 @@ func buildBaseline(r *engine.Result) *baselineView {
 	}
 	return v
 }
+
+// stepCount reads "1 step" or "N steps".
+func stepCount(n int) string {
+	if n == 1 {
+		return "1 step"
+	}
+	return fmt.Sprintf("%d steps", n)
+}
