@@ -32,6 +32,7 @@ import (
 //	    severity: high           # optional: the finding's severity
 //	    confidence: confirmed    # optional
 //	    message_contains: ["24.4%", "single-process"]   # optional
+//	    message_not_contains: ["pin_memory"]            # optional
 //	    impact: [0.2, 0.25]      # optional: inclusive bounds
 //	    fix: inference           # optional: the doc's fix variant the finding shows
 //	    params: {min_ratio: 0.1} # optional: overrides for this rule
@@ -76,6 +77,7 @@ type Case struct {
 	Severity        Severity       `yaml:"severity"`
 	Confidence      Confidence     `yaml:"confidence"`
 	MessageContains []string       `yaml:"message_contains"`
+	MessageLacks    []string       `yaml:"message_not_contains"`
 	Impact          []float64      `yaml:"impact"`
 	Fix             string         `yaml:"fix"`
 	Params          map[string]any `yaml:"params"`
@@ -312,6 +314,11 @@ func RunCase(s *Set, id string, c Case) CaseResult {
 		for _, sub := range c.MessageContains {
 			if !strings.Contains(fd.Message, sub) {
 				return fail(got, "message %q does not contain %q", fd.Message, sub)
+			}
+		}
+		for _, sub := range c.MessageLacks {
+			if strings.Contains(fd.Message, sub) {
+				return fail(got, "message %q contains %q", fd.Message, sub)
 			}
 		}
 		if c.Fix != "" && fd.Fix != c.Fix {

@@ -49,6 +49,17 @@
 #   Balance work across ranks (same sequence lengths per rank, even
 #   embedding shards) when one rank's trace is consistently slower.
 #
+#   One rank's trace alone does not show when the others arrived, but a
+#   collective that runs far longer than its bytes need is waiting for
+#   them. Each process group's calls in the collectives table
+#   (`collective_stats`) get a generous transfer budget: `transfer_call_us`
+#   (100 us) a call, several times NCCL's small-message latency, plus their
+#   bus bytes at `transfer_link_share` (10%) of the link's peak
+#   (`device_peak.link_bytes_per_s`). Exposed time beyond that budget is
+#   waiting for a peer rank; when it is at least half the exposed time, the
+#   message says so, with the group's bytes, time and bus bandwidth, and
+#   the fix is the one above (thresholds are stepdoctor defaults).
+#
 #   **Impact estimate.** `exposed_comm_ratio`, the collective time not
 #   overlapped by compute: an upper bound, since part of it may be
 #   straggler wait or bandwidth that no overlap hides. Likely. The part
@@ -68,6 +79,8 @@
 #   params:
 #     min_exposed_ratio: 0.05
 #     min_kernels: 10
+#     transfer_call_us: 100
+#     transfer_link_share: 0.1
 #   references:
 #     - https://hta.readthedocs.io/en/latest/source/features/comm_comp_overlap.html
 #     - https://pytorch.org/docs/stable/notes/ddp.html
@@ -102,10 +115,51 @@ late if {
 	input.rank_straggler != true
 }
 
+# One rank alone cannot see the others arrive, but a collective that takes
+# far longer than its bytes need cannot be transfer time. transfer_us(r)
+# is a generous budget for a group's calls: transfer_call_us a call (NCCL's
+# small-message latency is tens of microseconds) plus its bus bytes at
+# transfer_link_share of the link's peak. The rest of its exposed time is
+# waiting for a peer rank (alone_wait_us).
+link := lib.num(input.device_peak.link_bytes_per_s)
+
+transfer_us(r) := (r.sized_count * params.transfer_call_us) + ((((r.busbw_gbps * 1e9) * r.sized_time_us) / 1e6) / (params.transfer_link_share * link)) * 1e6
+
+alone_wait_us(r) := min([r.exposed_us, max([0, r.sized_time_us - transfer_us(r)])])
+
+alone_waits contains [alone_wait_us(r), i] if {
+	input.rank_collective_wait_ratio == null
+	link > 0
+	some i, r in input.collective_stats
+	r.sized_count > 0
+	r.busbw_gbps != null
+	alone_wait_us(r) > 0
+}
+
+alone_wait := sum([w[0] | some w in alone_waits]) / input.window_us if {
+	count(alone_waits) > 0
+	input.window_us > 0
+} else := 0
+
+alone_late if {
+	not late
+	alone_wait >= 0.5 * input.exposed_comm_ratio
+}
+
+# The group that waits longest, for the message.
+alone_worst := input.collective_stats[max(alone_waits)[1]]
+
+kb(b) := sprintf("%s KB", [lib.fixed(round(b / 1e2) / 10, 1)]) if b < 1e6
+else := sprintf("%s MB", [lib.fixed(round(b / 1e5) / 10, 1)])
+
 skew_note := sprintf("; %s %s is waiting for the last rank to arrive (collective starts up to %s apart across %d ranks): a late rank, not the network", [
 	lib.pct(waiting), lib.of_time, lib.dur(input.collective_skew_us.max), input.rank_count,
 ]) if late
 else := sprintf("; this rank is the straggler: the others wait for it at the collectives (straggler-rank), and its own %s of exposed communication is transfer time", [lib.pct(input.exposed_comm_ratio)]) if input.rank_straggler == true
+else := sprintf("; about %s %s is waiting for a peer rank, not transfer: %s's %d calls moved %s in %s (%s GB/s bus bandwidth against %s GB/s per direction on %s), far longer than the bytes need, so another rank arrived late; analyze all ranks together (stepdoctor analyze DIR) to find which", [
+	lib.pct(alone_wait), lib.of_time, alone_worst.kind, alone_worst.sized_count, kb(alone_worst.bytes), lib.dur(alone_worst.sized_time_us),
+	lib.fixed(alone_worst.busbw_gbps, 3), lib.fixed(link / 1e9, 0), input.device_peak.link,
+]) if alone_late
 else := ""
 
 # bw_note names a group whose bus bandwidth is far below the link's
@@ -115,6 +169,7 @@ bw_note := sprintf("; the slowest group is %s (slow-collective-bandwidth claims 
 } else := ""
 
 fix := "skew" if late
+else := "skew" if alone_late
 else := "default"
 
 finding contains f if {
