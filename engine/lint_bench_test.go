@@ -55,7 +55,7 @@ func TestLintManyStepLoops(t *testing.T) {
 			continue
 		}
 		loop := 4 + 9*got
-		want := fmt.Sprintf("(step loop at line %d): the host blocks until the GPU queue drains; while it syncs, non_blocking=True on the copies at lines %d, %d gains nothing", loop, loop+1, loop+2)
+		want := fmt.Sprintf("(step loop at line %d): the host blocks until the GPU queue drains; while the loop syncs, passing non_blocking=True to the copies at lines %d, %d would gain nothing", loop, loop+1, loop+2)
 		if f.Location == nil || f.Location.Line != loop+6 || !strings.Contains(f.Message, want) {
 			t.Fatalf("finding %d: %v %q, want line %d and %q", got, f.Location, f.Message, loop+6, want)
 		}

@@ -39,8 +39,9 @@ func wants(t *testing.T, path string) []string {
 
 // foldedRE finds the lines a once-per-loop finding names for the other
 // occurrences of its cause: "also syncs at lines 38, 39" (host-sync-in-loop),
-// "copies at line 30" (blocking-copy, also when named by host-sync-in-loop).
-var foldedRE = regexp.MustCompile(`(syncs|copies) at lines? ([0-9][0-9, ]*)`)
+// "copies at line 30", "the other copy on line 30" (blocking-copy, also
+// when named by host-sync-in-loop).
+var foldedRE = regexp.MustCompile(`(syncs|copies|copy) (?:at|on) lines? ([0-9][0-9, ]*)`)
 
 // foldedLines lists "line rule-id" for every occurrence named in a
 // finding's message instead of being reported on its own.
@@ -49,7 +50,7 @@ func foldedLines(fs []rules.Finding) []string {
 	for _, f := range fs {
 		for _, m := range foldedRE.FindAllStringSubmatch(f.Message, -1) {
 			rule := "host-sync-in-loop"
-			if m[1] == "copies" {
+			if m[1] != "syncs" {
 				rule = "blocking-copy"
 			}
 			for _, n := range strings.Split(m[2], ",") {

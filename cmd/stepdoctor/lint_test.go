@@ -56,7 +56,7 @@ func TestLintCLIFormats(t *testing.T) {
 		t.Errorf("sarif output lacks the suppression: %.300s", out)
 	}
 	_, out, _ = runCLI(t, "lint", "--format", "md", "../../testdata/scripts/mnist.py")
-	if !strings.Contains(out, "| 48:70 | `host-sync-in-loop` |") {
+	if !strings.Contains(out, "| 30:29 | `blocking-copy` | medium |") {
 		t.Errorf("markdown: %s", out)
 	}
 }

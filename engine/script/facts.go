@@ -233,7 +233,8 @@ type DataLoader struct {
 	// InMemory names why the dataset is already in memory, so that
 	// worker processes would only slice tensors: "TensorDataset", "a
 	// tokenized dataset" (a datasets .map() result, or built from a
-	// tokenizer), "a synthetic random dataset" (a class named Random...),
+	// tokenizer), "a synthetic random dataset" (a class named Random...;
+	// "a synthetic random token dataset" for Random*Token*Dataset),
 	// "a demo dataset held in memory" (lightning's WikiText2), "a class
 	// whose __getitem__ returns self.<x>[i]"; "" otherwise.
 	InMemory string `json:"in_memory"`
@@ -241,6 +242,10 @@ type DataLoader struct {
 	// in a function named with val / eval / test / predict (and not
 	// train).
 	Eval bool `json:"eval"`
+	// Tokens is true when the batches are token ids, a few kilobytes of
+	// integers a batch: a tokenized dataset, lightning's WikiText2 demo,
+	// or a Random*Token*Dataset class.
+	Tokens bool `json:"tokens"`
 	// OneBatch is true when the loader is built to draw one batch,
 	// next(iter(DataLoader(...))), as for a visualisation.
 	OneBatch bool `json:"one_batch"`

@@ -309,6 +309,13 @@ var inMemoryDatasets = map[string]string{
 
 var randomDataset = regexp.MustCompile(`^Random\w*Dataset$`)
 
+// tokenDatasets are the InMemory reasons whose batches are token ids.
+var tokenDatasets = map[string]bool{
+	"a tokenized dataset":              true,
+	"a demo dataset held in memory":    true, // lightning's WikiText2
+	"a synthetic random token dataset": true,
+}
+
 // datasetFacts fills a DataLoader's InMemory, Eval, OneBatch and
 // LiveSource from its call node.
 func (s *scanner) datasetFacts(n *sitter.Node, dl *DataLoader, pos []Value, kw map[string]Value) {
@@ -329,6 +336,7 @@ func (s *scanner) datasetFacts(n *sitter.Node, dl *DataLoader, pos []Value, kw m
 		}
 	}
 	dl.InMemory, dl.LiveSource = s.datasetKind(ds, 0)
+	dl.Tokens = tokenDatasets[dl.InMemory]
 	// Eval: by the variable or the enclosing function's name.
 	for _, name := range []string{dl.Var, s.text(s.enclosingDefOr(n))} {
 		if evalNamed(name) {
@@ -389,6 +397,9 @@ func (s *scanner) datasetKind(ds *sitter.Node, depth int) (string, bool) {
 			return why, false
 		}
 		if randomDataset.MatchString(base) {
+			if strings.Contains(base, "Token") {
+				return "a synthetic random token dataset", false
+			}
 			return "a synthetic random dataset", false
 		}
 		if rs := s.returned(ds, -1); len(rs) > 0 {

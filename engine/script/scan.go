@@ -74,6 +74,7 @@ func scanIn(file string, src []byte, dir string) (*Facts, error) {
 	s.functions(root)
 	s.walk(root, ctx{loop: -1, stepLoop: -1, profiler: -1})
 	s.stepFunctions(root)
+	s.placeSiblingConv()
 	s.resolveDefaults()
 	s.finish()
 	return s.f, nil
@@ -147,16 +148,20 @@ type scanner struct {
 	f   *Facts
 	// siblingSrc holds the sibling modules read (readSibling).
 	siblingSrc map[string]siblingRead
-	imports    map[string]string       // local name -> canonical dotted name
-	loaders    map[string]bool         // names assigned from DataLoader(...)
-	optims     map[string]bool         // names assigned from torch.optim.* or GradScaler
-	profs      map[string]int          // profiler var -> index in f.Profilers
-	iters      map[string]bool         // names assigned from iter(<loader>)
-	assigns    map[string]*sitter.Node // plain name -> the value last assigned to it
-	classes    map[string]*classInfo   // classes defined in the script
-	modules    map[string]bool         // names assigned from nn.Module constructors
-	fws        map[string]bool         // names assigned from Accelerator(...) / Fabric(...)
-	prepped    map[string]bool         // framework names whose prepare() / setup_dataloaders() is called
+	// siblingConv maps an index into f.Features.Conv to the sibling module
+	// whose convolution it is, so the walk's calls can place it
+	// (placeSiblingConv).
+	siblingConv map[int]string
+	imports     map[string]string       // local name -> canonical dotted name
+	loaders     map[string]bool         // names assigned from DataLoader(...)
+	optims      map[string]bool         // names assigned from torch.optim.* or GradScaler
+	profs       map[string]int          // profiler var -> index in f.Profilers
+	iters       map[string]bool         // names assigned from iter(<loader>)
+	assigns     map[string]*sitter.Node // plain name -> the value last assigned to it
+	classes     map[string]*classInfo   // classes defined in the script
+	modules     map[string]bool         // names assigned from nn.Module constructors
+	fws         map[string]bool         // names assigned from Accelerator(...) / Fabric(...)
+	prepped     map[string]bool         // framework names whose prepare() / setup_dataloaders() is called
 	// allAssigns holds every value assigned to a plain name or self.<attr>,
 	// in source order.
 	allAssigns map[string][]assigned

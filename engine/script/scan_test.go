@@ -508,3 +508,48 @@ model = Net().cuda()
 		t.Errorf("mixed precision without a sibling that sets it: %+v", g.Features.MixedPrecision)
 	}
 }
+
+// TestSiblingConvPlacedAtConstruction: a convolution built in a module of
+// the script's directory is placed where the script constructs a class
+// from that module, not at the import; without a construction it stays at
+// the import.
+func TestSiblingConvPlacedAtConstruction(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, src string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("net.py", `import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+def helper():
+    pass
+`)
+	built := write("train.py", `import torch
+from net import Net, helper
+helper()
+device = torch.device("cuda")
+model = Net().to(device)
+`)
+	imported := write("other.py", `import torch
+from net import helper
+helper()
+`)
+	for _, c := range []struct {
+		path string
+		line int
+	}{{built, 5}, {imported, 2}} {
+		f, err := ScanFile(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(f.Features.Conv) != 1 || f.Features.Conv[0].Line != c.line || !strings.Contains(f.Features.Conv[0].Name, "net.py (line 5)") {
+			t.Errorf("%s: conv %+v, want one at line %d naming net.py (line 5)", filepath.Base(c.path), f.Features.Conv, c.line)
+		}
+	}
+}

@@ -437,6 +437,10 @@ func (s *scanner) siblingPrecision(dir string) {
 		// script's directory (transformer_net.py, model.py), and cuDNN's
 		// settings may be made there too: cudnn-benchmark-off reads both.
 		for _, u := range f.Features.Conv {
+			if s.siblingConv == nil {
+				s.siblingConv = map[int]string{}
+			}
+			s.siblingConv[len(s.f.Features.Conv)] = mod
 			s.f.Features.Conv = append(s.f.Features.Conv, Use{Name: fmt.Sprintf("%s in %s (line %d)", u.Name, filepath.Base(sub), u.Line), Pos: im.Pos})
 			break
 		}
@@ -447,6 +451,30 @@ func (s *scanner) siblingPrecision(dir string) {
 		for _, u := range f.Features.Deterministic {
 			u.Pos = im.Pos
 			s.f.Features.Deterministic = append(s.f.Features.Deterministic, u)
+		}
+	}
+}
+
+// placeSiblingConv moves a sibling module's convolution from the import
+// line to the script's first construction of a class from that module
+// (TransformerNet() for `from transformer_net import TransformerNet`),
+// where the convolutional model is built; it stays at the import when the
+// script builds none.
+func (s *scanner) placeSiblingConv() {
+	for i, mod := range s.siblingConv {
+		var first *Call
+		for j := range s.f.Calls {
+			c := &s.f.Calls[j]
+			cls, ok := strings.CutPrefix(c.Name, mod+".")
+			if !ok || cls == "" || strings.Contains(cls, ".") || cls[0] < 'A' || cls[0] > 'Z' {
+				continue
+			}
+			if first == nil || c.Line < first.Line || c.Line == first.Line && c.Column < first.Column {
+				first = c
+			}
+		}
+		if first != nil {
+			s.f.Features.Conv[i].Pos = first.Pos
 		}
 	}
 }

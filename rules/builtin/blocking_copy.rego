@@ -73,6 +73,7 @@ finding contains f if {
 	some group in slib.loop_groups(copies)
 	x := group[0]
 	not x.loop in synced
+	not training_eval(x)
 	others := sort([y.line | some y in array.slice(group, 1, count(group))])
 	f := {
 		"msg": sprintf("%s copies to the GPU synchronously every step (%s)%s; pass non_blocking=True (with a pinned DataLoader)", [x.text, slib.step_where(input.loops, x.site), also(others, x.line)]),
@@ -101,10 +102,22 @@ base(r) := regex.find_n(`^[A-Za-z_][A-Za-z0-9_]*`, r, 1)[0]
 also(others, line) := "" if count(others) == 0
 
 # all on the copy's own line: say so (x.to(d), y.to(d) on one line)
-else := sprintf(", as do the other copies at %s (this line)", [slib.lines_text(others)]) if {
+else := sprintf(", as does the other copy on line %d", [line]) if {
+	count(others) == 1
+	others[0] == line
+}
+
+else := sprintf(", as do the %d other copies on line %d", [count(others), line]) if {
 	every l in others {
 		l == line
 	}
 }
 
-else := sprintf(", as do the copies at %s", [slib.lines_text(others)])
+else := sprintf(", as do the copies at %s", [slib.lines_text(sort({l | some l in others}))])
+
+# In a script that trains, an evaluation loop's copies slow evaluation, not
+# the training step: not reported (as host-sync-in-loop).
+training_eval(x) if {
+	input.loops[x.loop].eval
+	slib.trains(input.loops)
+}

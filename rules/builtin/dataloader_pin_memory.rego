@@ -17,7 +17,12 @@
 #
 #   **How to confirm.** What stepdoctor matches: The script uses CUDA (`.cuda()`, a `"cuda"`
 #   device) or picks its device through `torch.accelerator`, and a
-#   `DataLoader(...)` has no `pin_memory` or the literal `False`.
+#   `DataLoader(...)` has no `pin_memory` or the literal `False`. Not
+#   reported: a loader of token ids (a tokenized dataset, lightning's
+#   WikiText2, a `Random*Token*Dataset`), whose batches are a few kilobytes
+#   and copy in microseconds either way; and, in a script that trains, an
+#   evaluation loader (named or built for val / eval / test / predict),
+#   which slows evaluation, not the training step.
 #   In a trace this shows as `Memcpy HtoD (Pageable -> Device)` copies
 #   (`memcpy_pageable_htod_count`).
 #
@@ -56,6 +61,8 @@ finding contains f if {
 	some dl in input.dataloaders
 	not dl.kwargs_splat
 	slib.absent_or(dl.pin_memory, false)
+	not dl.tokens
+	not training_eval(dl)
 	f := {
 		"msg": sprintf("DataLoader without pin_memory=True in a %s script: every batch is copied to the GPU from pageable memory, synchronously", [slib.device_word(input.features)]),
 		"impact": params.impact,
@@ -63,3 +70,8 @@ finding contains f if {
 	}
 }
 
+
+training_eval(dl) if {
+	dl.eval
+	slib.trains(input.loops)
+}

@@ -32,9 +32,10 @@
 #   `torch.no_grad()` or `torch.inference_mode()`, around its forward or
 #   the whole loop, in a function decorated with either or named like
 #   `validate` / `evaluate` / `test`, or over an evaluation DataLoader such
-#   as `val_loader`) the finding says "every evaluation batch" and is low,
-#   with a 1% prior (`eval_impact`): it slows evaluation, not the training
-#   step. `print(x)` counts when `x` was assigned from a call in the loop.
+#   as `val_loader`) of a script that also trains, nothing is reported: it
+#   slows evaluation, not the training step. In a script that only
+#   evaluates, the finding says "every evaluation batch" and is low, with a
+#   1% prior (`eval_impact`). `print(x)` counts when `x` was assigned from a call in the loop.
 #   `float(x)`, `int(x)`, `bool(x)` and conditions count only when `x` is a
 #   tensor by a stricter guess: assigned in the loop from a `torch.*` call, a
 #   model, criterion or loss call, a tensor method or arithmetic on one, or a
@@ -86,6 +87,7 @@ finding contains f if {
 	slib.uses_gpu(input.features)
 	some group in slib.loop_groups(slib.step_syncs(input.calls, input.conditions))
 	x := group[0]
+	not training_eval(x)
 	others := sort({y.line | some y in array.slice(group, 1, count(group))})
 	copies := object.get(blocking_copies, x.loop, [])
 	f := object.union(
@@ -114,10 +116,17 @@ copies contains {"loop": c.step_root, "line": c.line, "column": c.column} if {
 # the finding says so and ranks low.
 evaluation(x) if input.loops[x.loop].eval
 
+# In a script that trains, an evaluation loop's syncs are not reported: a
+# reviewer would not ask for them.
+training_eval(x) if {
+	evaluation(x)
+	slib.trains(input.loops)
+}
+
 how_often(x) := "every evaluation batch" if evaluation(x)
 else := "every step"
 
-eval_note(x) := "; this is an evaluation loop, so it slows evaluation, not the training step" if evaluation(x)
+eval_note(x) := "; this is an evaluation loop, so it slows evaluation" if evaluation(x)
 else := ""
 
 eval_grade(x) := {"impact": params.eval_impact, "severity": "low"} if evaluation(x)
@@ -129,4 +138,4 @@ else := sprintf("; the loop also syncs at %s (one fix: keep values on the GPU an
 
 copies_note(copies) := "" if count(copies) == 0
 
-else := sprintf("; while it syncs, non_blocking=True on the copies at %s gains nothing", [slib.lines_text(copies)])
+else := sprintf("; while the loop syncs, passing non_blocking=True to the copies at %s would gain nothing", [slib.lines_text(copies)])

@@ -69,6 +69,20 @@ device_script(features) if {
 	count(features.cpu_only) == 0
 }
 
+# trains(loops) holds when the script has a training step: a loop that
+# calls .backward() or an optimizer's .step(), or a framework's step hook
+# (Lightning's training_step, a transformers Trainer's compute_loss).
+# Where it holds, evaluation loops and loaders are not the workload.
+trains(loops) if {
+	some l in loops
+	l.trains
+}
+
+trains(loops) if {
+	some l in loops
+	l.framework != ""
+}
+
 # device_word(features) names the script's device in a message: "CUDA" for
 # a script that names CUDA, "GPU" for one that picks its device through
 # torch.accelerator.

@@ -43,11 +43,11 @@ def test(model, device, test_loader):
     correct = 0
     with torch.no_grad():
         for data, target in test_loader:
-            data, target = data.to(device), target.to(device)  # want: blocking-copy
+            data, target = data.to(device), target.to(device)  # the evaluation loop of a script that trains: not reported
             output = model(data)
-            test_loss += F.nll_loss(output, target, reduction="sum").item()  # want: host-sync-in-loop
+            test_loss += F.nll_loss(output, target, reduction="sum").item()
             pred = output.argmax(dim=1, keepdim=True)
-            correct += pred.eq(target.view_as(pred)).sum().item()  # want: host-sync-in-loop
+            correct += pred.eq(target.view_as(pred)).sum().item()
     print(f"Test set: Average loss: {test_loss / len(test_loader.dataset):.4f}, Accuracy: {correct}")
 
 

@@ -54,11 +54,11 @@ def evaluate(model, loader):
         with torch.autocast("cuda", dtype=torch.bfloat16):
             out = model(x)
             loss = F.cross_entropy(out, y)
-        total += float(loss)  # want: host-sync-in-loop
-        correct += int((out.argmax(1) == y).sum())  # want: host-sync-in-loop
-        wrong = (out.argmax(1) != y).nonzero()  # want: host-sync-in-loop
-        torch.cuda.empty_cache()  # want: host-sync-in-loop
-        if loss > worst:  # want: host-sync-in-loop
+        total += float(loss)  # the evaluation loop of a script that trains: not reported
+        correct += int((out.argmax(1) == y).sum())
+        wrong = (out.argmax(1) != y).nonzero()
+        torch.cuda.empty_cache()
+        if loss > worst:
             worst = loss
         if i > 0 and i % 100 == 0:
             print(i, total / i)
