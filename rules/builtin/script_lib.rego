@@ -188,8 +188,14 @@ blocking_copy(c) if {
 	not c.receiver_call in factories
 	not c.on_module
 	not c.framework_device
+	not rpc_result(c)
 	not literal(keyword(c, "non_blocking"), true)
 }
+
+# rpc_result holds for a move of what a torch.distributed.rpc call
+# returned (rpc.rpc_sync(...).cuda()): a model or tensors fetched from
+# another process, which non_blocking does not apply to.
+rpc_result(c) if startswith(c.receiver_call, "torch.distributed.rpc.")
 
 factories := {
 	"torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.zeros", "torch.ones",
