@@ -444,11 +444,13 @@ references: [https://pytorch.org/docs/stable/profiler.html]
 	}
 }
 
-// TestManyRanksHTMLSize: the 8-rank DLRM report stays under 410 KB (per
+// TestManyRanksHTMLSize: the 8-rank DLRM report stays under 420 KB (per
 // rank: its findings, breakdown, top kernels and operators; every fact is
 // in the JSON report). It was 400 KB until the rule docs gained their fix
 // variants for GPUs below compute capability 7.0, CPU jobs and inference
-// (about 6 KB of this report, each doc printed once).
+// (about 6 KB of this report, each doc printed once), then 410 KB until
+// launch-bound gained the variant for steps full of host syncs (1 KB) and
+// each rank's findings their notes on syncs and late peers.
 func TestManyRanksHTMLSize(t *testing.T) {
 	dir := filepath.Join(factstest.SharedTraces(t), "param", "dlrm_kineto")
 	out := filepath.Join(t.TempDir(), "ranks.html")
@@ -459,8 +461,8 @@ func TestManyRanksHTMLSize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b) >= 410_000 {
-		t.Errorf("8-rank HTML is %d bytes, want under 410 KB", len(b))
+	if len(b) >= 420_000 {
+		t.Errorf("8-rank HTML is %d bytes, want under 420 KB", len(b))
 	}
 	if s := string(b); !strings.Contains(s, "straggler") || strings.Count(s, "<th>Kernel</th>") != 8 {
 		t.Errorf("8-rank HTML lost the straggler mark or a rank's kernel table")

@@ -83,11 +83,28 @@ unit := "kernels" if input.has_gpu
 else := "ops"
 
 # longest names the longest chain: its operators, region and Python line.
-longest := sprintf("; the longest (%d %s, %s) runs %s%s%s", [
-	c.members, unit, lib.dur(c.time_us), concat(", ", c.ops), lib.scope_note(c), lib.site_note(c),
+longest := sprintf("; the longest (%d %s, %s) runs %s%s%s%s", [
+	c.members, unit, lib.dur(c.time_us), concat(", ", c.ops), lib.scope_note(c), lib.site_note(c), optimizer_note,
 ]) if {
 	c := input.elementwise_chain_top[0]
 } else := ""
+
+# optimizer_chain: the longest chain is a single-tensor optimizer's
+# per-parameter update, which a foreach or fused optimizer batches
+# (optimizer-foreach), not a compile of the model.
+optimizer_chain if {
+	input.optimizer_single_tensor == true
+	c := input.elementwise_chain_top[0]
+	every op in c.ops {
+		op in lib.optimizer_update_ops
+	}
+}
+
+optimizer_class := sprintf("%s ", [input.optimizer_class]) if input.optimizer_class
+else := ""
+
+optimizer_note := sprintf(": the %soptimizer's update, one parameter at a time; a foreach or fused optimizer batches it (optimizer-foreach)", [optimizer_class]) if optimizer_chain
+else := ""
 
 fix := "no-triton" if {
 	input.has_gpu == true

@@ -113,6 +113,24 @@
 #   # or: model = torch.compile(model, backend="cudagraphs")
 #   ```
 #
+#   A training step that waits on the device many times
+#   (`device_sync_per_step` at least `max_graph_syncs`, 8: `.item()`,
+#   `.cpu()`, blocking copies, data-dependent shapes) cannot be captured
+#   whole: a CUDA Graph does not capture a host sync, and torch.compile
+#   breaks its graph at each one. Remove the syncs first, then fuse:
+#
+#   ```python variant=syncs
+#   # 1) find every op that makes the host wait for the GPU
+#   torch.cuda.set_sync_debug_mode("warn")   # warns at each syncing op; "error" raises
+#   # keep values on the GPU (a running loss tensor, read every N steps), size
+#   # outputs ahead instead of nonzero() / masked_select / boolean indexing, pass
+#   # lengths the host already knows, copy from pinned memory with non_blocking=True
+#   # 2) then fuse the ops between the syncs that remain (fewer launches, less
+#   #    per-op host work); graph replay once no sync is left in the step
+#   model = torch.compile(model)
+#   # 3) or give each kernel more work: a larger batch size
+#   ```
+#
 #   Also prefer fused implementations: `F.scaled_dot_product_attention`
 #   for attention and, when training, a fused or multi-tensor optimizer
 #   (`torch.optim.AdamW(..., fused=True)`, `foreach=True`).
@@ -151,6 +169,7 @@
 #     min_idle_ratio: 0.05
 #     confirm_launch_bound_ratio: 0.5
 #     max_graph_ratio: 0.5
+#     max_graph_syncs: 8
 #   references:
 #     - https://pytorch.org/docs/stable/notes/cuda.html#cuda-graphs
 #     - https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html
@@ -223,7 +242,20 @@ fix := "no-triton-inference" if {
 else := "no-codegen" if lib.generated_nothing
 else := "compiled" if lib.compiled
 else := "inference" if lib.inference
+else := "syncs" if many_syncs
 else := "default"
+
+# many_syncs: the step waits on the device too often to be captured whole.
+many_syncs if input.device_sync_per_step >= params.max_graph_syncs
+
+sync_note := sprintf("; the step also waits on the device %s times (%s), and a CUDA Graph cannot capture a host sync: remove them first (torch.cuda.set_sync_debug_mode(\"warn\") finds them)", [lib.fixed(input.device_sync_per_step, 0), sync_names]) if {
+	many_syncs
+	not lib.inference
+	not lib.compiled
+} else := ""
+
+sync_names := concat(", ", [c.name | some c in array.slice(input.queued_sync_culprits, 0, 3)]) if count(input.queued_sync_culprits) > 0
+else := ".item(), .cpu() or blocking copies"
 
 triton_note := concat("", [lib.triton_note, ": replay the step from CUDA Graphs instead (torch.cuda.graph, torch.cuda.make_graphed_callables, or torch.compile(backend=\"cudagraphs\"), which needs no Triton)"]) if lib.triton_unsupported
 else := ""
@@ -232,11 +264,11 @@ finding contains f if {
 	claims
 	host_idle >= params.min_idle_ratio
 	f := {
-		"msg": sprintf("The GPU is idle %s %s while the host issues work (%s in launch and runtime calls, %s in CPU operators, %s in Python): %d kernels, %s of them under 10 us, %s launches/ms%s%s%s%s%s%s", [
+		"msg": sprintf("The GPU is idle %s %s while the host issues work (%s in launch and runtime calls, %s in CPU operators, %s in Python): %d kernels, %s of them under 10 us, %s launches/ms%s%s%s%s%s%s%s", [
 			lib.pct(host_idle), lib.of_time,
 			lib.pct((lib.num(input.gpu_idle_launch_ratio) + lib.num(input.gpu_idle_runtime_ratio)) - allocator_churn.claim), lib.pct(lib.cpu_op_issue_idle), lib.pct(lib.num(input.gpu_idle_python_ratio)),
 			input.kernel_count, lib.pct(input.short_kernel_ratio),
-			lib.fixed(input.kernel_launches_per_ms, 1), launch_note, latency_note, culprit_note, compiled_note, triton_note, lib.slow_host_note,
+			lib.fixed(input.kernel_launches_per_ms, 1), launch_note, latency_note, culprit_note, compiled_note, triton_note, sync_note, lib.slow_host_note,
 		]),
 		"impact": impact,
 		"fix": fix,
