@@ -168,6 +168,18 @@ bw_note := sprintf("; the slowest group is %s (slow-collective-bandwidth claims 
 	slow_collective_bandwidth.claim > 0
 } else := ""
 
+# host_wait_note: while the rank waits for its peers, the host often
+# blocks too, in a sync on the collective's output (DLRM's all-to-all
+# splits read with .item() or a blocking copy).
+host_wait_note := sprintf("; the host blocks behind it as well: %s %s in device syncs", [lib.pct(input.sync_time_ratio), lib.of_time]) if {
+	late_any
+	input.sync_time_ratio >= 0.1
+} else := ""
+
+late_any if late
+
+late_any if alone_late
+
 fix := "skew" if late
 else := "skew" if alone_late
 else := "default"
@@ -179,7 +191,7 @@ finding contains f if {
 	input.comm_overlap_ratio != null
 	input.kernel_count >= params.min_kernels
 	f := {
-		"msg": sprintf("Communication kernels run %s %s%s and only %s of that overlaps compute: %s is exposed communication%s%s", [lib.pct(input.comm_kernel_time_ratio), lib.of_time, ranks, lib.pct(input.comm_overlap_ratio), lib.pct(exposed), skew_note, bw_note]),
+		"msg": sprintf("Communication kernels run %s %s%s and only %s of that overlaps compute: %s is exposed communication%s%s%s", [lib.pct(input.comm_kernel_time_ratio), lib.of_time, ranks, lib.pct(input.comm_overlap_ratio), lib.pct(exposed), skew_note, host_wait_note, bw_note]),
 		"fix": fix,
 		"impact": max([0, exposed - slow_collective_bandwidth.claim]),
 		"confidence": confidence,
