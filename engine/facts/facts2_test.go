@@ -387,3 +387,24 @@ func TestNestedProfilerStepIsPartOfIt(t *testing.T) {
 		wantF(t, "gpu_busy_ratio", f.GPUBusyRatio, 0.4)
 	}
 }
+
+// TestOptimizerFusedClass: a Fused* optimizer class (apex, DeepSpeed,
+// torchrec) runs its own multi-tensor kernels, so its per-parameter
+// bookkeeping ops do not make it single-tensor; the same step under SGD
+// does.
+func TestOptimizerFusedClass(t *testing.T) {
+	for _, c := range []struct {
+		class  string
+		single bool
+	}{{"SGD", true}, {"FusedAdam", false}} {
+		b := tracetest.New()
+		b.Step(1, 0, 1000)
+		b.X("user_annotation", "Optimizer.step#"+c.class+".step", 620, 180)
+		b.Op("aten::add_", 630, 70)
+		b.Launch(680, 5, "kernel_b", 710, 50)
+		f := derive(t, b)
+		if f.OptimizerSingleTensor == nil || *f.OptimizerSingleTensor != c.single {
+			t.Errorf("%s: optimizer_single_tensor = %v, want %v", c.class, f.OptimizerSingleTensor, c.single)
+		}
+	}
+}

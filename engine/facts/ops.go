@@ -532,6 +532,9 @@ func (d *deriver) optimizer(x *opIndex) {
 		s := &evs[i]
 		if c, ok := optimizerClass(d.t.Name(s)); ok {
 			classNS[c] += ivset(d.window).clipLen(s.TS, s.End())
+			if fusedClass(c) {
+				multi = true
+			}
 		}
 		inside(s, func(p int) {
 			any = true
@@ -564,6 +567,11 @@ func (d *deriver) optimizer(x *opIndex) {
 		d.f.OptimizerClass = &best
 	}
 }
+
+// fusedClass reports an optimizer class that runs its own multi-tensor
+// kernels: apex's, DeepSpeed's and torchrec's FusedAdam, FusedLAMB,
+// FusedSGD (their per-parameter bookkeeping ops are not the update).
+func fusedClass(c string) bool { return strings.HasPrefix(c, "Fused") }
 
 // optimizerClass is CLASS of an Optimizer.step#CLASS.step span, the name
 // torch.optim.Optimizer's profiling hook gives it.
