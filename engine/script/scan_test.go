@@ -470,13 +470,7 @@ for x, y in train_loader:
 // function) counts as the script's own.
 func TestSiblingMixedPrecision(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, src string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, src string) string { return writeScript(t, dir, name, src) }
 	write("parallelism.py", `import torch
 from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 def parallelize(model, mesh):
@@ -515,13 +509,7 @@ model = Net().cuda()
 // the import.
 func TestSiblingConvPlacedAtConstruction(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, src string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, src string) string { return writeScript(t, dir, name, src) }
 	write("net.py", `import torch.nn as nn
 class Net(nn.Module):
     def __init__(self):
@@ -552,4 +540,14 @@ helper()
 			t.Errorf("%s: conv %+v, want one at line %d naming net.py (line 5)", filepath.Base(c.path), f.Features.Conv, c.line)
 		}
 	}
+}
+
+// writeScript writes src to dir/name and returns the path.
+func writeScript(t *testing.T, dir, name, src string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
