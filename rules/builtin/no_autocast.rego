@@ -28,6 +28,15 @@
 #       optimizer.step(); optimizer.zero_grad()
 #   ```
 #
+#   A script that trains through Lightning Fabric sets it on Fabric, which
+#   then runs the forward under autocast and scales float16 losses in
+#   `fabric.backward`:
+#
+#   ```python variant=fabric
+#   fabric = Fabric(precision="bf16-mixed")   # "16-mixed" on GPUs without bfloat16 (V100, T4)
+#   model, optimizer = fabric.setup(model, optimizer)
+#   ```
+#
 #   bfloat16 keeps float32's range; with float16, sums over many elements
 #   (a Gram matrix, a large reduction) can overflow in the forward pass,
 #   which GradScaler does not prevent: keep such ops in float32.
@@ -38,7 +47,9 @@
 #   `torch.amp.autocast` / `torch.cuda.amp.autocast` anywhere; reported once, at
 #   the first training loop. Not reported when mixed precision comes from
 #   elsewhere: `Accelerator(mixed_precision=...)`, Lightning `Fabric(precision=...)`
-#   or `Trainer(precision=...)` (not "32" / "64"), or a model cast with
+#   or `Trainer(precision=...)` (not "32" / "64"; a script that trains
+#   through a `Fabric` built without a 16-bit `precision=` gets the finding
+#   at that call, as one that picks no device itself), or a model cast with
 #   `.half()`, `.bfloat16()` or `.to(dtype=torch.bfloat16)`, an FSDP
 #   `MixedPrecision` / FSDP2 `MixedPrecisionPolicy` with a 16-bit
 #   `param_dtype`, or autocast or any of these in a module of the script's
@@ -89,6 +100,28 @@ finding contains f if {
 
 fix := "default" if count(input.features.cuda) > 0
 else := "accelerator"
+
+# A Lightning Fabric places the model on the GPU it picks (accelerator
+# "auto" by default) and trains in float32 unless given a 16-bit
+# precision=: a script that trains through one without it gets the
+# finding at the Fabric call, with Fabric's own switch as the fix.
+finding contains f if {
+	not slib.device_script(input.features)
+	count(input.features.cpu_only) == 0
+	count(input.features.autocast) == 0
+	count(input.features.mixed_precision) == 0
+	not small_models_only
+	fabrics := [u | some u in input.features.frameworks; endswith(u.name, ".Fabric")]
+	count(fabrics) > 0
+	some l in input.loops
+	training(l)
+	f := {
+		"msg": concat("", ["the training loop runs in float32: Fabric is built without a 16-bit precision= (its default is \"32-true\") and nothing else sets autocast", bce_note]),
+		"impact": params.impact,
+		"fix": "fabric",
+		"location": slib.loc(fabrics[0]),
+	}
+}
 
 # training holds for a loop (or a step function it calls) that trains. A
 # LightningModule's training_step is left out: the Trainer's precision
