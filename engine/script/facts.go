@@ -243,8 +243,10 @@ type DataLoader struct {
 	// train).
 	Eval bool `json:"eval"`
 	// Tokens is true when the batches are token ids, a few kilobytes of
-	// integers a batch: a tokenized dataset, lightning's WikiText2 demo,
-	// or a Random*Token*Dataset class.
+	// integers a batch: a tokenized dataset, lightning's WikiText2 demo, a
+	// Random*Token*Dataset class, a dataset class named for tokens
+	// (TokenDataset), or one built from input_ids or tokens
+	// (TensorDataset(enc["input_ids"], ...)).
 	Tokens bool `json:"tokens"`
 	// OneBatch is true when the loader is built to draw one batch,
 	// next(iter(DataLoader(...))), as for a visualisation.

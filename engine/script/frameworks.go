@@ -336,7 +336,7 @@ func (s *scanner) datasetFacts(n *sitter.Node, dl *DataLoader, pos []Value, kw m
 		}
 	}
 	dl.InMemory, dl.LiveSource = s.datasetKind(ds, 0)
-	dl.Tokens = tokenDatasets[dl.InMemory]
+	dl.Tokens = tokenDatasets[dl.InMemory] || s.tokenData(ds, 0)
 	// Eval: by the variable or the enclosing function's name.
 	for _, name := range []string{dl.Var, s.text(s.enclosingDefOr(n))} {
 		if evalNamed(name) {
@@ -355,13 +355,96 @@ func (s *scanner) datasetFacts(n *sitter.Node, dl *DataLoader, pos []Value, kw m
 	}
 }
 
-var evalName = regexp.MustCompile(`(?i)(val|eval|test|predict)`)
+// evalWord matches a word of a name that says evaluation, at the word's
+// start (val_loader, testloader, validate, run_evaluation, predict_step,
+// evalDataloader), not inside another word (retrieval, interval, latest).
+var evalWord = regexp.MustCompile(`^(val|eval|test|predict)`)
 
 // evalNamed reports whether a variable or function name says evaluation
 // (val_loader, testloader, validate, run_evaluation, predict) and not
-// training (train_and_validate).
+// training (train_and_validate). The words of a name are split at
+// underscores, dots, digits and lower-to-upper case changes; value and
+// values are not evaluation.
 func evalNamed(name string) bool {
-	return evalName.MatchString(name) && !strings.Contains(strings.ToLower(name), "train")
+	if strings.Contains(strings.ToLower(name), "train") {
+		return false
+	}
+	for _, w := range nameWords(name) {
+		if evalWord.MatchString(w) && w != "value" && w != "values" {
+			return true
+		}
+	}
+	return false
+}
+
+// nameWords splits an identifier (or dotted, called text) into lower-case
+// words: "evalDataloader" -> eval, dataloader; "val_loader2" -> val, loader.
+func nameWords(name string) []string {
+	var words []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	prevLower := false
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z':
+			cur = append(cur, r)
+			prevLower = true
+		case r >= 'A' && r <= 'Z':
+			if prevLower {
+				flush()
+			}
+			cur = append(cur, r)
+			prevLower = false
+		default:
+			flush()
+			prevLower = false
+		}
+	}
+	flush()
+	return words
+}
+
+// tokenWord matches the names and arguments of token-id data: input_ids,
+// a TokenDataset class, tokens, token_ids.
+var tokenWord = regexp.MustCompile(`(?i)(input_ids|tokens?\b|token_ids|Token[A-Z_]|tokens?_)`)
+
+// tokenData follows a dataset expression as datasetKind does and reports
+// whether its items are token ids by name: a dataset class named for
+// tokens (TokenDataset), or one built from input_ids or tokens
+// (TensorDataset(enc["input_ids"], ...)).
+func (s *scanner) tokenData(ds *sitter.Node, depth int) bool {
+	if ds == nil || depth > 4 {
+		return false
+	}
+	switch ds.Kind() {
+	case "identifier", "attribute":
+		key := s.text(ds)
+		if tokenWord.MatchString(key) {
+			return true
+		}
+		if ds.Kind() == "attribute" {
+			key = "self." + s.lastName(ds)
+		}
+		if v, ok := s.assigns[key]; ok && v != ds {
+			return s.tokenData(v, depth+1)
+		}
+	case "subscript":
+		return s.tokenData(ds.ChildByFieldName("value"), depth+1)
+	case "call":
+		name := s.calleeName(ds)
+		if tokenWord.MatchString(name[strings.LastIndex(name, ".")+1:]) {
+			return true
+		}
+		if al := ds.ChildByFieldName("arguments"); al != nil && tokenWord.MatchString(s.text(al)) {
+			return true
+		}
+	}
+	return false
 }
 
 // datasetKind follows a dataset expression through assignments (a few
@@ -413,11 +496,17 @@ func (s *scanner) datasetKind(ds *sitter.Node, depth int) (string, bool) {
 				return "", true
 			}
 		}
-		if name == ".map" || strings.HasSuffix(name, "load_dataset") {
-			return "a tokenized dataset", false
-		}
 		if al := ds.ChildByFieldName("arguments"); al != nil && strings.Contains(strings.ToLower(s.text(al)), "tokeniz") {
 			return "a tokenized dataset", false
+		}
+		// ds.map(group_texts) keeps what ds is: a tokenized table stays
+		// tokenized; a table of images decoded per item does not become one.
+		if name == ".map" {
+			if r := s.receiver(ds); r != nil {
+				if why, _ := s.datasetKind(r, depth+1); why == "a tokenized dataset" {
+					return why, false
+				}
+			}
 		}
 		// random_split(ds, ...), Subset(ds, ...): the first argument.
 		if base == "random_split" || base == "Subset" {

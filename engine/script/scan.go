@@ -54,6 +54,23 @@ func parse(file string, src []byte) (*sitter.Tree, error) {
 	return tree, nil
 }
 
+// cudaString reports whether v is a "cuda..." string, written in place or
+// through a name assigned one (device = "cuda").
+func (s *scanner) cudaString(v Value) bool {
+	if str, ok := v.Value.(string); ok {
+		return strings.HasPrefix(str, "cuda")
+	}
+	if v.Kind != "name" {
+		return false
+	}
+	a, ok := s.assigns[v.Text]
+	if !ok || a.Kind() != "string" {
+		return false
+	}
+	t := strings.Trim(s.text(a), `"'`)
+	return strings.HasPrefix(t, "cuda")
+}
+
 // scanIn is Scan; with dir set (the script's directory), imports of modules
 // in that directory are resolved and the modules importing this one are
 // read (see scanner.siblings).
@@ -1143,7 +1160,7 @@ func (s *scanner) loop(n *sitter.Node, c ctx) {
 		}
 	}
 	l.Step = l.OverLoader || l.Trains
-	l.Eval = l.Step && !l.Trains && (c.eval || l.Kind == "for" && l.OverLoader && evalNamed(l.Iter) || s.bodyNoGrad(n.ChildByFieldName("body")))
+	l.Eval = l.Step && !l.Trains && (c.eval || l.Kind == "for" && l.OverLoader && evalNamed(l.Iter) || s.bodyNoGrad(n.ChildByFieldName("body")) || s.afterEvalMode(n))
 	idx := len(s.f.Loops)
 	l.Root = idx
 	s.f.Loops = append(s.f.Loops, l)
@@ -1294,6 +1311,41 @@ func (s *scanner) bodyNoGrad(body *sitter.Node) bool {
 				if call := withCall(item); call != nil && s.noGrad(call) {
 					return true
 				}
+			}
+		}
+	}
+	return false
+}
+
+// afterEvalMode reports whether the nearest statement before loop n, in
+// its block or an enclosing one up to its function, that switches a
+// model's mode puts it in evaluation mode (model.eval(),
+// model.train(False)): a loop that then does not train evaluates.
+func (s *scanner) afterEvalMode(n *sitter.Node) bool {
+	for cur := n; cur != nil && cur.Kind() != "function_definition" && cur.Kind() != "module"; cur = cur.Parent() {
+		for prev := cur.PrevNamedSibling(); prev != nil; prev = prev.PrevNamedSibling() {
+			if prev.Kind() != "expression_statement" || prev.NamedChildCount() == 0 {
+				continue
+			}
+			call := prev.NamedChild(0)
+			if call.Kind() != "call" {
+				continue
+			}
+			fn := call.ChildByFieldName("function")
+			if fn == nil || fn.Kind() != "attribute" {
+				continue
+			}
+			args := call.ChildByFieldName("arguments")
+			if args == nil {
+				continue
+			}
+			// The nearest mode switch decides: model.train() after an
+			// earlier model.eval() is training mode again.
+			switch attr, a := s.text(fn.ChildByFieldName("attribute")), strings.TrimSpace(s.text(args)); {
+			case attr == "eval" && a == "()", attr == "train" && a == "(False)":
+				return true
+			case attr == "train" && (a == "()" || a == "(True)"):
+				return false
 			}
 		}
 	}
@@ -1502,10 +1554,15 @@ func (s *scanner) call(n *sitter.Node, c ctx) {
 		}
 	case name == "torch.device" || name == ".to":
 		for _, v := range append(slices.Clone(pos), kw["device"]) {
-			if str, ok := v.Value.(string); ok && strings.HasPrefix(str, "cuda") {
+			if s.cudaString(v) {
 				ft.CUDA = append(ft.CUDA, use)
 				break
 			}
+		}
+	case name == "torch.autocast" || name == "torch.amp.autocast":
+		// autocast("cuda", ...): the script computes on a CUDA device.
+		if s.cudaString(param(pos, kw, "device_type", 0)) {
+			ft.CUDA = append(ft.CUDA, use)
 		}
 	}
 	if strings.HasPrefix(name, ".") {

@@ -551,3 +551,18 @@ func writeScript(t *testing.T, dir, name, src string) string {
 	}
 	return p
 }
+
+// TestEvalNamed: a name says evaluation by a word that starts with val,
+// eval, test or predict, not by those letters inside another word.
+func TestEvalNamed(t *testing.T) {
+	for name, want := range map[string]bool{
+		"val_loader": true, "testloader": true, "validate": true, "run_evaluation": true,
+		"predict_step": true, "evalDataloader": true, "eval_dataloader2": true, "self.val_dl": true,
+		"retrieval_loader": false, "interval_loader": false, "latest_batches": false,
+		"value_loader": false, "train_and_validate": false, "loader": false, "attestation": false,
+	} {
+		if got := evalNamed(name); got != want {
+			t.Errorf("evalNamed(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

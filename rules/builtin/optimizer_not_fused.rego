@@ -16,7 +16,8 @@
 #   **How to confirm.** What stepdoctor matches: In a CUDA script (or one that picks its device
 #   through `torch.accelerator`), `torch.optim.Adam`, `AdamW` or
 #   `SGD` built with neither `fused=True` nor `foreach=True` (or with
-#   `foreach=False`); not reported when `**kwargs` are passed, nor for a small
+#   `foreach=False`), nor `fused=` set from a variable or an expression
+#   (nanoGPT's `fused=device_type == "cuda"` picks it per device); not reported when `**kwargs` are passed, nor for a small
 #   model, where the update is a few kernels whatever the implementation: the
 #   optimizer's `<model>.parameters()` come from at most 8 `nn.Linear` layers of
 #   known sizes up to 1024 plus parameter-free layers (activations, dropout,
@@ -53,6 +54,7 @@ finding contains f if {
 	o.small_model == ""
 	not slib.literal(o.fused, true)
 	not slib.literal(o.foreach, true)
+	not chosen(o.fused)
 	f := {
 		"msg": sprintf("%s is built %s; pass fused=True for a fused %s update", [o.name, how(o), slib.device_word(input.features)]),
 		"impact": params.impact,
@@ -63,3 +65,7 @@ finding contains f if {
 how(o) := "with foreach=False (a Python loop over parameters)" if slib.literal(o.foreach, false)
 
 else := "without fused=True"
+
+# chosen holds for fused= given as an expression (nanoGPT's
+# fused=device_type == "cuda"): the script picks it per device.
+chosen(v) if v.kind in {"name", "expr"}
