@@ -19,6 +19,9 @@ type About struct {
 	RuleDirs []string `json:"rule_dirs"`
 	// Config is the team configuration file applied, "" when none.
 	Config string `json:"config,omitempty"`
+	// Annotated is the annotated trace analyze --annotate writes, as
+	// given; "" when none.
+	Annotated string `json:"annotated,omitempty"`
 	// SourceRoot is the absolute directory SARIF URIs are relative to
 	// (%SRCROOT%): the repository root, else the working directory; ""
 	// keeps relative paths as given.

@@ -207,9 +207,10 @@ func TestStragglerHeadline(t *testing.T) {
 	if hw := `<p class="straggler">` + html.EscapeString(want) + `</p>`; !strings.Contains(h, hw) {
 		t.Errorf("HTML lacks %q", hw)
 	}
-	// --annotate refuses several traces: the report does not suggest it.
-	if strings.Contains(h, "--annotate") {
-		t.Error("a report of several ranks suggests --annotate")
+	// --annotate refuses several traces: the report suggests it for one
+	// rank's trace alone, never for the run it came from.
+	if strings.Contains(h, "run with <code>--annotate") || !strings.Contains(h, "trace alone with <code>--annotate out.json</code>") {
+		t.Error("a report of several ranks suggests --annotate for the whole run, or not per rank")
 	}
 	st.Facts.RanksCollectiveWaitRatio = nil
 	if md := string(render(t, Markdown, r)); strings.Contains(md, "paces the job") {

@@ -62,8 +62,12 @@ type traceView struct {
 	Window     string // "812.40 ms"
 	Verdict    string
 	Repaired   bool
-	// AnnotateHint: the report may suggest --annotate (one trace read).
+	// AnnotateHint: the report may suggest --annotate (one trace read);
+	// Annotated is the annotated trace written beside it ("" when none);
+	// Several: more than one trace was read, so --annotate is per trace.
 	AnnotateHint bool
+	Annotated    string
+	Several      bool
 
 	GPUBusy *float64 // 0..1
 	GPUIdle *float64 // 0..1
@@ -133,6 +137,10 @@ func buildViews(r *engine.Result) []traceView {
 		v := buildView(i, tr)
 		// --annotate writes one trace: a directory of ranks is refused.
 		v.AnnotateHint = len(r.Traces) == 1
+		v.Several = len(r.Traces) > 1
+		if v.AnnotateHint && r.About != nil {
+			v.Annotated = r.About.Annotated
+		}
 		out = append(out, v)
 	}
 	return out

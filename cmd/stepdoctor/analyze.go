@@ -156,6 +156,7 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 		}
 	}
 	res.About = about(ctx, cfg, fl.ruleDirs)
+	res.About.Annotated = fl.annotate
 	if fl.script != "" {
 		sr, err := engine.LintFile(ctx, fl.script, set)
 		if err != nil {
@@ -186,6 +187,15 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 	tty := fl.out == "" && isTerminal(stdout)
 	look := reports.Terminal{Color: tty && os.Getenv("NO_COLOR") == "", Cut: tty}
 	write := func(w io.Writer) error { return render(w, res, look) }
+	// The annotated trace is written first: when it cannot be (a missing
+	// folder, a trace cut before its traceEvents array closes), no report
+	// is left behind that names it.
+	if fl.annotate != "" {
+		if err := reports.AnnotateResult(fl.annotate, res); err != nil {
+			return &exitError{2, fmt.Errorf("write annotated trace: %w", err)}
+		}
+		fl.read.say(stderr, "wrote %s\n", fl.annotate)
+	}
 	if fl.out != "" {
 		if err := writeOutput(ctx, fl.out, write); err != nil {
 			return &exitError{2, fmt.Errorf("write report: %w", err)}
@@ -193,12 +203,6 @@ func analyze(ctx context.Context, paths []string, fl analyzeFlags, stdin io.Read
 		fl.read.say(stderr, "wrote %s\n", fl.out)
 	} else if err := write(stdout); err != nil {
 		return &exitError{2, fmt.Errorf("write report: %w", err)}
-	}
-	if fl.annotate != "" {
-		if err := reports.AnnotateResult(fl.annotate, res); err != nil {
-			return &exitError{2, fmt.Errorf("write annotated trace: %w", err)}
-		}
-		fl.read.say(stderr, "wrote %s\n", fl.annotate)
 	}
 	if regression != nil {
 		return regression
@@ -266,10 +270,19 @@ func checkAnnotate(fl analyzeFlags, paths []string, cfg *rules.FileConfig) error
 // checkAnnotateRead refuses --annotate, before any report is written, when
 // the read found more than one trace (a directory of ranks).
 func checkAnnotateRead(fl analyzeFlags, res *engine.Result) error {
-	if fl.annotate == "" || len(res.Traces) <= 1 {
+	if fl.annotate == "" {
 		return nil
 	}
-	return &exitError{2, fmt.Errorf("refuse --annotate %s: it writes one trace and %d were read; run analyze once per trace", fl.annotate, len(res.Traces))}
+	if len(res.Traces) > 1 {
+		return &exitError{2, fmt.Errorf("refuse --annotate %s: it writes one trace and %d were read; run analyze once per trace", fl.annotate, len(res.Traces))}
+	}
+	// The annotated copy keeps the input's bytes: a trace the reader had
+	// to repair would be copied with its damage, which trace viewers
+	// reject.
+	if len(res.Traces) == 1 && res.Traces[0] != nil && res.Traces[0].Health.Repaired {
+		return &exitError{2, fmt.Errorf("refuse --annotate %s: %s was repaired to be read (see its health in the report), and the annotated copy would keep the damage; fix or re-export the trace", fl.annotate, res.Traces[0].Input.Path)}
+	}
+	return nil
 }
 
 // listSkippedRules lists the entries of rule directories that were not

@@ -122,3 +122,53 @@ func TestAnnotateFlagDirOneTrace(t *testing.T) {
 		t.Errorf("no annotated trace: %v", err)
 	}
 }
+
+// TestAnnotateFailsBeforeReport: when the annotated trace cannot be
+// written (its folder is missing) or would copy damage (a trace cut
+// before its traceEvents array closes, repaired to be read), analyze
+// exits 2 and leaves no report behind.
+func TestAnnotateFailsBeforeReport(t *testing.T) {
+	d := t.TempDir()
+	in := filepath.Join(d, "rank0.json")
+	src := copyTrace(t, "dataloader_bound.pt.trace.json", in)
+	cut := filepath.Join(d, "cut.json")
+	if err := os.WriteFile(cut, src[:len(src)*7/10], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, trace, annotated, want string
+	}{
+		{"missing folder", in, filepath.Join(d, "nodir", "a.json"), "write annotated trace"},
+		{"cut trace", cut, filepath.Join(d, "a.json"), "was repaired to be read"},
+	} {
+		report := filepath.Join(d, c.name+".html")
+		code, _, stderr := runCLI(t, "analyze", "-o", report, "--annotate", c.annotated, c.trace)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want 2 and %q", c.name, code, stderr, c.want)
+		}
+		for _, p := range []string{report, c.annotated} {
+			if _, err := os.Stat(p); err == nil {
+				t.Errorf("%s: %s was written", c.name, p)
+			}
+		}
+	}
+}
+
+// TestAnnotateNamedInHTML: the HTML report names the annotated trace it
+// was written beside, instead of suggesting --annotate.
+func TestAnnotateNamedInHTML(t *testing.T) {
+	d := t.TempDir()
+	in := filepath.Join(d, "rank0.json")
+	copyTrace(t, "dataloader_bound.pt.trace.json", in)
+	report := filepath.Join(d, "r.html")
+	if code, _, stderr := runCLI(t, "analyze", "-o", report, "--annotate", filepath.Join(d, "marked.json"), in); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(b); !strings.Contains(s, "marked.json</code> (written by <code>--annotate</code>)") || strings.Contains(s, "run with <code>--annotate out.json</code>") {
+		t.Errorf("the HTML report does not name the annotated trace")
+	}
+}
