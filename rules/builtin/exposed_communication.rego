@@ -155,8 +155,11 @@ else := sprintf("%s MB", [lib.fixed(round(b / 1e5) / 10, 1)])
 skew_note := sprintf("; %s %s is waiting for the last rank to arrive (collective starts up to %s apart across %d ranks): a late rank, not the network", [
 	lib.pct(waiting), lib.of_time, lib.dur(input.collective_skew_us.max), input.rank_count,
 ]) if late
-else := sprintf("; this rank is the straggler: the others wait for it at the collectives (straggler-rank), and its own %s of exposed communication is transfer time", [lib.pct(input.exposed_comm_ratio)]) if input.rank_straggler == true
-else := sprintf("; about %s %s is waiting for a peer rank, not transfer: %s's %d calls moved %s in %s (%s GB/s bus bandwidth against %s GB/s per direction on %s), far longer than the bytes need, so another rank arrived late; analyze all ranks together (stepdoctor analyze DIR) to find which", [
+else := sprintf("; this rank is the straggler: the others wait for it at most collectives (straggler-rank); at the rest it waits %s %s for a later rank, and the other %s of its exposed communication is transfer time", [lib.pct(waiting), lib.of_time, lib.pct(max([0, input.exposed_comm_ratio - waiting]))]) if {
+	input.rank_straggler == true
+	waiting >= 0.005
+} else := sprintf("; this rank is the straggler: the others wait for it at the collectives (straggler-rank), and its own %s of exposed communication is transfer time", [lib.pct(input.exposed_comm_ratio)]) if input.rank_straggler == true
+else := sprintf("; at least %s %s is waiting for a peer rank, not transfer: %s's %d calls moved %s in %s (%s GB/s bus bandwidth against %s GB/s per direction on %s), far longer than the bytes need, so another rank arrived late; analyze all ranks together (stepdoctor analyze DIR) to find which", [
 	lib.pct(alone_wait), lib.of_time, alone_worst.kind, alone_worst.sized_count, kb(alone_worst.bytes), lib.dur(alone_worst.sized_time_us),
 	lib.fixed(alone_worst.busbw_gbps, 3), lib.fixed(link / 1e9, 0), input.device_peak.link,
 ]) if alone_late

@@ -215,9 +215,13 @@ latency := lib.num(input.gpu_idle_queued_latency_ratio)
 
 impact := max([0, host_idle - repeated_small_op.claim]) + latency
 
+# The median launch delay is quoted only when it is a latency (within the
+# 50 us the latency share counts); a larger median is kernels queued
+# behind earlier work, which this share leaves out.
 latency_note := sprintf("; kernels also wait %s %s between their launch returning and their start (launch latency, a median %s a kernel)", [lib.pct(latency), lib.of_time, lib.dur(input.launch_delay_us.p50)]) if {
 	latency > 0
 	input.launch_delay_us != null
+	input.launch_delay_us.p50 <= 50
 } else := sprintf("; kernels also wait %s %s between their launch returning and their start (launch latency)", [lib.pct(latency), lib.of_time]) if {
 	latency > 0
 } else := ""

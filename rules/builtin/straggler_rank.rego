@@ -1,5 +1,5 @@
 # METADATA
-# title: One rank makes the others wait at every collective
+# title: One rank makes the others wait at the collectives
 # description: |
 #   **Why it matters.** In data- and model-parallel training every rank
 #   enters each collective (all-reduce, all-to-all) and NCCL cannot finish it
