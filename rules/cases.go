@@ -201,6 +201,23 @@ func ParseCases(b []byte) (*CaseFile, error) {
 		if len(c.Impact) != 0 && len(c.Impact) != 2 {
 			return nil, fmt.Errorf("case %q (line %d): impact wants [min, max]", c.Name, c.Line)
 		}
+		if len(c.Impact) == 2 && c.Impact[0] > c.Impact[1] {
+			return nil, fmt.Errorf("case %q (line %d): impact [%v, %v] has its min above its max", c.Name, c.Line, c.Impact[0], c.Impact[1])
+		}
+		switch c.Severity {
+		case "", SeverityHigh, SeverityMedium, SeverityLow, SeverityInfo:
+		default:
+			return nil, fmt.Errorf("case %q (line %d): severity %q is not high, medium, low or info", c.Name, c.Line, c.Severity)
+		}
+		switch c.Confidence {
+		case "", Confirmed, Likely:
+		default:
+			return nil, fmt.Errorf("case %q (line %d): confidence %q is not confirmed or likely", c.Name, c.Line, c.Confidence)
+		}
+		if c.AtLine < 0 {
+			return nil, fmt.Errorf("case %q (line %d): at_line %d is not a line (1 or more)", c.Name, c.Line, c.AtLine)
+		}
+
 		if (c.Script != "" || c.ScriptFile != "") && len(c.Facts) > 0 {
 			return nil, fmt.Errorf("case %q (line %d): give facts or a script, not both", c.Name, c.Line)
 		}
@@ -218,8 +235,30 @@ func ParseCases(b []byte) (*CaseFile, error) {
 		if _, err := CaseFacts(c.Facts); err != nil {
 			return nil, fmt.Errorf("case %q (line %d): %w", c.Name, c.Line, err)
 		}
+		if key := findingCheck(c); key != "" && c.Expect != ExpectFires {
+			// It would pass unread: a quiet case has no finding to check.
+			return nil, fmt.Errorf("case %q (line %d): %s checks a finding, and expect %s has none: expect fires, or drop %s", c.Name, c.Line, key, c.Expect, key)
+		}
 	}
 	return &cf, nil
+}
+
+// findingCheck names the first key of c that checks a finding, "" when
+// none does.
+func findingCheck(c Case) string {
+	for _, k := range []struct {
+		key string
+		set bool
+	}{
+		{"severity", c.Severity != ""}, {"confidence", c.Confidence != ""},
+		{"message_contains", len(c.MessageContains) > 0}, {"message_not_contains", len(c.MessageLacks) > 0},
+		{"impact", len(c.Impact) > 0}, {"fix", c.Fix != ""}, {"at_line", c.AtLine != 0},
+	} {
+		if k.set {
+			return k.key
+		}
+	}
+	return ""
 }
 
 // CaseFacts lays a Facts JSON fragment over zero facts.
@@ -258,7 +297,15 @@ func RunCase(s *Set, id string, c Case) CaseResult {
 		ne  []NotEvaluated
 		err error
 	)
-	if r, ok := set.Rule(id); ok && r.Category == CategoryScript {
+	r, known := set.Rule(id)
+	givesScript := c.Script != "" || c.ScriptFile != ""
+	switch {
+	case known && r.Category == CategoryScript && len(c.Facts) > 0:
+		return fail("error", "%s is a script rule: give the case a script (or script_file), not facts", id)
+	case known && r.Category != CategoryScript && givesScript:
+		return fail("error", "%s is a trace rule (category %s): give the case facts, not a script", id, r.Category)
+	}
+	if known && r.Category == CategoryScript {
 		fs, ne, err = runScriptCase(set, c)
 		if errors.Is(err, script.ErrNoParser) {
 			// A build without cgo cannot parse the case's script.

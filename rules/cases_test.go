@@ -78,10 +78,35 @@ func TestParseCasesErrors(t *testing.T) {
 		{"rule: x\ncases:\n  - name: a\n    expect: fires\n    facts: {gpu_idel_ratio: 1}\n", `unknown field "gpu_idel_ratio"`},
 		{"rule: x\ncases:\n  - name: a\n    expect: fires\n  - name: a\n    expect: quiet\n", `duplicate name`},
 		{"rule: x\ncases:\n  - name: a\n    expct: fires\n", `field expct not found`},
+		{"rule: x\ncases:\n  - name: a\n    expect: fires\n    severity: critical\n", `severity "critical" is not high, medium, low or info`},
+		{"rule: x\ncases:\n  - name: a\n    expect: fires\n    confidence: definitely\n", `confidence "definitely" is not confirmed or likely`},
+		{"rule: x\ncases:\n  - name: a\n    expect: fires\n    impact: [0.2, 0.05]\n", `has its min above its max`},
+		{"rule: x\ncases:\n  - name: a\n    expect: fires\n    at_line: -3\n", `at_line -3 is not a line`},
+		{"rule: x\ncases:\n  - name: a\n    expect: quiet\n    message_contains: [zzz]\n", `message_contains checks a finding, and expect quiet has none`},
+		{"rule: x\ncases:\n  - name: a\n    expect: not_evaluated\n    severity: high\n", `severity checks a finding, and expect not_evaluated has none`},
 	} {
 		_, err := ParseCases([]byte(tt.src))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("ParseCases(%q) = %v, want %q", tt.src, err, tt.want)
+		}
+	}
+}
+
+// TestRunCaseWrongInput: a script given to a trace rule, or facts to a
+// script rule, is an error, not an evaluation over zero facts.
+func TestRunCaseWrongInput(t *testing.T) {
+	s := mustBuiltin(t)
+	for _, c := range []struct {
+		rule string
+		cs   Case
+		want string
+	}{
+		{"dataloader-bound", Case{Name: "a", Script: "x = 1\n", Expect: ExpectQuiet}, "is a trace rule (category input-pipeline): give the case facts, not a script"},
+		{"dataloader-num-workers", Case{Name: "b", Facts: map[string]any{"has_steps": true}, Expect: ExpectQuiet}, "is a script rule: give the case a script"},
+	} {
+		r := RunCase(s, c.rule, c.cs)
+		if r.Pass || !strings.Contains(r.Detail, c.want) {
+			t.Errorf("%s: pass %v, detail %q; want a failure with %q", c.rule, r.Pass, r.Detail, c.want)
 		}
 	}
 }

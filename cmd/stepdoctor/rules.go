@@ -168,11 +168,17 @@ func runRuleTests(ctx context.Context, stdout io.Writer, extra, dirs []string) e
 		}
 		all = append(all, res...)
 	}
+	var untested []string
 	for _, dir := range dirs {
 		set, err := rules.Load(append(append([]string(nil), extra...), dir)...)
 		if err != nil {
 			return &exitError{2, err}
 		}
+		base, err := rules.Load(extra...)
+		if err != nil {
+			return &exitError{2, err}
+		}
+		first := len(all)
 		cases := filepath.Join(dir, "cases")
 		if st, err := os.Stat(cases); err == nil && st.IsDir() {
 			res, err := rules.RunCases(set, cases)
@@ -186,6 +192,7 @@ func runRuleTests(ctx context.Context, stdout io.Writer, extra, dirs []string) e
 			return &exitError{2, err}
 		}
 		all = append(all, res...)
+		untested = append(untested, untestedRules(set, base, all[first:])...)
 	}
 	if len(all) == 0 {
 		return &exitError{2, fmt.Errorf("run rule tests: no cases (DIR/cases/*.yaml) or Rego tests (DIR/*_test.rego) in %s", strings.Join(dirs, ", "))}
@@ -205,6 +212,9 @@ func runRuleTests(ctx context.Context, stdout io.Writer, extra, dirs []string) e
 			fmt.Fprintf(stdout, "    got %s: %s\n", r.Got, r.Detail)
 		}
 	}
+	for _, u := range untested {
+		fmt.Fprintf(stdout, "WARN: %s\n", u)
+	}
 	fmt.Fprintln(stdout, strings.Repeat("-", 80))
 	if failed > 0 {
 		fmt.Fprintf(stdout, "PASS: %d/%d\nFAIL: %d/%d\n", len(all)-failed, len(all), failed, len(all))
@@ -212,6 +222,40 @@ func runRuleTests(ctx context.Context, stdout io.Writer, extra, dirs []string) e
 	}
 	fmt.Fprintf(stdout, "PASS: %d/%d\n", len(all), len(all))
 	return nil
+}
+
+// untestedRules lists the rules a directory adds to base (the built-in
+// pack and earlier directories) that its results leave untested: no case
+// and no Rego test of the rule's package, or cases that never fire or are
+// never quiet (every rule ships one of each).
+func untestedRules(set, base *rules.Set, res []rules.CaseResult) []string {
+	seen := map[string]map[string]bool{}
+	for _, r := range res {
+		if seen[r.Rule] == nil {
+			seen[r.Rule] = map[string]bool{}
+		}
+		seen[r.Rule][r.Got] = true
+	}
+	var out []string
+	for _, r := range set.Rules() {
+		if _, ok := base.Rule(r.ID); ok {
+			continue
+		}
+		pkg := "stepdoctor.rules." + strings.ReplaceAll(r.ID, "-", "_")
+		got, rego := seen[r.ID], false
+		for k := range seen {
+			rego = rego || k == pkg || strings.HasPrefix(k, pkg+"_test") || strings.HasPrefix(k, pkg+".")
+		}
+		switch {
+		case got == nil && !rego:
+			out = append(out, fmt.Sprintf("%s (%s) has no case and no Rego test", r.ID, r.Source))
+		case got != nil && !got[rules.ExpectFires]:
+			out = append(out, fmt.Sprintf("%s (%s) has no case that fires", r.ID, r.Source))
+		case got != nil && !got[rules.ExpectQuiet]:
+			out = append(out, fmt.Sprintf("%s (%s) has no case that stays quiet", r.ID, r.Source))
+		}
+	}
+	return out
 }
 
 // writeCatalogue writes the Markdown catalogue of rules (docs/RULES.md):

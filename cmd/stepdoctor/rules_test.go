@@ -76,8 +76,24 @@ func TestRulesTest(t *testing.T) {
 	}
 	examples := filepath.Join("..", "..", "rules", "examples")
 	code, stdout, stderr = runCLI(t, "rules", "test", examples)
-	if code != 0 || !strings.Contains(stdout, "test_slow_median_fires") || !strings.Contains(stdout, "team-idle-budget: idle over budget") {
+	if code != 0 || !strings.Contains(stdout, "test_slow_median_fires") || !strings.Contains(stdout, "team-idle-budget: idle over budget") || strings.Contains(stdout, "WARN") {
 		t.Fatalf("rules test examples: exit %d, stderr %q\n%s", code, stderr, stdout)
+	}
+	// The examples without their case files: the Rego test still covers
+	// team-step-slo; team-idle-budget is named as untested.
+	bare := t.TempDir()
+	for _, f := range []string{"idle_budget.yaml", "step_slo.rego", "step_slo_test.rego"} {
+		b, err := os.ReadFile(filepath.Join(examples, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(bare, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, stdout, _ = runCLI(t, "rules", "test", bare)
+	if code != 0 || !strings.Contains(stdout, "WARN: team-idle-budget (") || !strings.Contains(stdout, "has no case and no Rego test") || strings.Contains(stdout, "WARN: team-step-slo") {
+		t.Errorf("rules test without cases: exit %d\n%s", code, stdout)
 	}
 
 	dir := t.TempDir()
