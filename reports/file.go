@@ -26,6 +26,12 @@ import (
 // where a rename would replace the device node with a regular file. A
 // directory is refused.
 func WriteFile(path string, render func(io.Writer) error) (err error) {
+	// A device or pipe reached through links the kernel resolves itself
+	// (/dev/stdout -> /proc/self/fd/1 -> pipe:[N], which readlink cannot
+	// follow as a path) is written through.
+	if st, statErr := os.Stat(path); statErr == nil && st.Mode()&(os.ModeDevice|os.ModeNamedPipe) != 0 {
+		return writeThrough(path, render)
+	}
 	if path, err = writeTarget(path); err != nil {
 		return err
 	}

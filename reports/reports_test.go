@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -632,5 +633,36 @@ func TestHTMLSelfContained(t *testing.T) {
 	}
 	if rep := string(render(t, HTML, repaired())); !strings.Contains(rep, `class="banner" role="alert">This trace was repaired; figures may be partial.`) {
 		t.Error("repaired banner missing")
+	}
+}
+
+// TestWriteFileProcPipe: a path the kernel resolves to a pipe through a
+// magic link (/dev/stdout -> /proc/self/fd/1 -> pipe:[N], whose readlink
+// is no path) is written through, not replaced by a rename.
+func TestWriteFileProcPipe(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("skipping: no /proc/self/fd on this system")
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(r)
+		got <- b
+	}()
+	path := fmt.Sprintf("/proc/self/fd/%d", w.Fd())
+	err = WriteFile(path, func(out io.Writer) error {
+		_, err := io.WriteString(out, "report\n")
+		return err
+	})
+	w.Close()
+	if err != nil {
+		t.Fatalf("WriteFile(%s): %v", path, err)
+	}
+	if b := <-got; string(b) != "report\n" {
+		t.Errorf("the pipe read %q", b)
 	}
 }
