@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path"
+	"reflect"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -163,7 +164,8 @@ func ParseCases(b []byte) (*CaseFile, error) {
 	dec.KnownFields(true)
 	var cf CaseFile
 	if err := dec.Decode(&cf); err != nil {
-		return nil, err
+		msg := strings.NewReplacer(" in type rules.CaseFile", " (a case file takes rule and cases)", " in type rules.Case", " (not a case key: see rules.Case)").Replace(err.Error())
+		return nil, errors.New(msg)
 	}
 	if cf.Rule == "" {
 		return nil, errors.New("missing field rule")
@@ -271,9 +273,35 @@ func CaseFacts(fragment map[string]any) (*facts.Facts, error) {
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()
 	if err := d.Decode(f); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return nil, fmt.Errorf("decode facts fragment: fact %s takes %s, not a %s", te.Field, factKind(te.Type), te.Value)
+		}
 		return nil, fmt.Errorf("decode facts fragment: %w", err)
 	}
 	return f, nil
+}
+
+// factKind says what a fact's Go type takes, in a case file's words.
+func factKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice:
+		return "a list"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return t.String()
 }
 
 // RunCase evaluates one case for rule id on s.
