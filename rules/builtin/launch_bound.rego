@@ -258,8 +258,10 @@ sync_note := sprintf("; the step also waits on the device %s times (%s), and a C
 	not lib.compiled
 } else := ""
 
-sync_names := concat(", ", [c.name | some c in array.slice(input.queued_sync_culprits, 0, 3)]) if count(input.queued_sync_culprits) > 0
-else := ".item(), .cpu() or blocking copies"
+sync_names := concat(", ", [c.name | some c in array.slice(input.queued_sync_culprits, 0, 3)]) if {
+	input.queued_sync_culprits != null
+	count(input.queued_sync_culprits) > 0
+} else := ".item(), .cpu() or blocking copies"
 
 triton_note := concat("", [lib.triton_note, ": replay the step from CUDA Graphs instead (torch.cuda.graph, torch.cuda.make_graphed_callables, or torch.compile(backend=\"cudagraphs\"), which needs no Triton)"]) if lib.triton_unsupported
 else := ""
