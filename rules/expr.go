@@ -135,6 +135,13 @@ func parseExprRule(src source, n *yaml.Node) (*entry, error) {
 	if n.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("load rule file %s: a rule must be a mapping", at)
 	}
+	keys := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		keys[n.Content[i].Value] = true
+	}
+	if keys["rule"] && keys["cases"] && !keys["id"] {
+		return nil, fmt.Errorf("load rule file %s: this is a case file (rule, cases), not a rule: move it to the cases/ folder of the rule directory", at)
+	}
 	var y exprRuleYAML
 	var errs []error
 	for i := 0; i+1 < len(n.Content); i += 2 {

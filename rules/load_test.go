@@ -95,6 +95,11 @@ func TestLoadErrors(t *testing.T) {
 			want:  []string{"load rule team-many-memcpy", "a.yaml:1", "missing field title"},
 		},
 		{
+			name:  "a case file put among the rules",
+			files: map[string]string{"cases.yaml": "rule: team-many-memcpy\ncases:\n  - name: a\n    expect: quiet\n"},
+			want:  []string{"cases.yaml:1", "this is a case file (rule, cases), not a rule: move it to the cases/ folder"},
+		},
+		{
 			name:  "expr missing references",
 			files: map[string]string{"a.yaml": strings.Replace(goodExpr, "references: [https://pytorch.org/docs/stable/notes/cuda.html]\n", "", 1)},
 			want:  []string{"load rule team-many-memcpy", "missing field references"},
