@@ -62,12 +62,11 @@ type traceView struct {
 	Window     string // "812.40 ms"
 	Verdict    string
 	Repaired   bool
-	// AnnotateHint: the report may suggest --annotate (one trace read);
-	// Annotated is the annotated trace written beside it ("" when none);
-	// Several: more than one trace was read, so --annotate is per trace.
+	// AnnotateHint: the report may suggest --annotate (one trace read;
+	// false: several were, and --annotate is per trace); Annotated is the
+	// annotated trace written beside it ("" when none).
 	AnnotateHint bool
 	Annotated    string
-	Several      bool
 
 	GPUBusy *float64 // 0..1
 	GPUIdle *float64 // 0..1
@@ -137,7 +136,6 @@ func buildViews(r *engine.Result) []traceView {
 		v := buildView(i, tr)
 		// --annotate writes one trace: a directory of ranks is refused.
 		v.AnnotateHint = len(r.Traces) == 1
-		v.Several = len(r.Traces) > 1
 		if v.AnnotateHint && r.About != nil {
 			v.Annotated = r.About.Annotated
 		}

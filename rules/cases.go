@@ -206,20 +206,15 @@ func ParseCases(b []byte) (*CaseFile, error) {
 		if len(c.Impact) == 2 && c.Impact[0] > c.Impact[1] {
 			return nil, fmt.Errorf("case %q (line %d): impact [%v, %v] has its min above its max", c.Name, c.Line, c.Impact[0], c.Impact[1])
 		}
-		switch c.Severity {
-		case "", SeverityHigh, SeverityMedium, SeverityLow, SeverityInfo:
-		default:
+		if c.Severity != "" && !validSeverity(c.Severity) {
 			return nil, fmt.Errorf("case %q (line %d): severity %q is not high, medium, low or info", c.Name, c.Line, c.Severity)
 		}
-		switch c.Confidence {
-		case "", Confirmed, Likely:
-		default:
+		if c.Confidence != "" && !validConfidence(c.Confidence) {
 			return nil, fmt.Errorf("case %q (line %d): confidence %q is not confirmed or likely", c.Name, c.Line, c.Confidence)
 		}
 		if c.AtLine < 0 {
 			return nil, fmt.Errorf("case %q (line %d): at_line %d is not a line (1 or more)", c.Name, c.Line, c.AtLine)
 		}
-
 		if (c.Script != "" || c.ScriptFile != "") && len(c.Facts) > 0 {
 			return nil, fmt.Errorf("case %q (line %d): give facts or a script, not both", c.Name, c.Line)
 		}

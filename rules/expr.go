@@ -169,7 +169,7 @@ func parseExprRule(src source, n *yaml.Node) (*entry, error) {
 		Examples: y.Examples, SuppressedBy: y.SuppressedBy,
 	}
 	e := &entry{confidence: Confidence(y.Confidence)}
-	if e.confidence != "" && e.confidence != Confirmed && e.confidence != Likely {
+	if e.confidence != "" && !validConfidence(e.confidence) {
 		errs = append(errs, fmt.Errorf("confidence %q is not confirmed or likely", e.confidence))
 	}
 	params, err := normalizeParams(y.Params)

@@ -200,7 +200,7 @@ func parseRego(src source) (*regoModule, *entry, error) {
 	r.Examples = str("examples")
 	r.SuppressedBy = list("suppressed_by")
 	e.confidence = Confidence(str("confidence"))
-	if e.confidence != "" && e.confidence != Confirmed && e.confidence != Likely {
+	if e.confidence != "" && !validConfidence(e.confidence) {
 		errs = append(errs, fmt.Errorf("confidence %q is not confirmed or likely", e.confidence))
 	}
 	r.Params = map[string]any{}

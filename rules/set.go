@@ -594,7 +594,7 @@ func checkRaw(raw *rawFinding) error {
 	if math.IsNaN(raw.impact) || raw.impact < 0 || raw.impact > 1 {
 		return fmt.Errorf("finding impact %v is outside 0..1", raw.impact)
 	}
-	if raw.confidence != "" && raw.confidence != Confirmed && raw.confidence != Likely {
+	if raw.confidence != "" && !validConfidence(raw.confidence) {
 		return fmt.Errorf("finding confidence %q is not confirmed or likely", raw.confidence)
 	}
 	if raw.severity != "" && !validSeverity(raw.severity) {

@@ -133,6 +133,10 @@ func validateRule(r *Rule) error {
 	return errors.Join(errs...)
 }
 
+// validConfidence reports whether c is a confidence a rule or finding may
+// give: confirmed or likely ("" leaves the rule's default).
+func validConfidence(c Confidence) bool { return c == Confirmed || c == Likely }
+
 func validSeverity(s Severity) bool {
 	for _, v := range Severities {
 		if s == v {

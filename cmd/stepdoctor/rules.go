@@ -169,12 +169,15 @@ func runRuleTests(ctx context.Context, stdout io.Writer, extra, dirs []string) e
 		all = append(all, res...)
 	}
 	var untested []string
-	for _, dir := range dirs {
-		set, err := rules.Load(append(append([]string(nil), extra...), dir)...)
-		if err != nil {
+	var base *rules.Set // the rules each directory is tested on top of
+	if len(dirs) > 0 {
+		var err error
+		if base, err = rules.Load(extra...); err != nil {
 			return &exitError{2, err}
 		}
-		base, err := rules.Load(extra...)
+	}
+	for _, dir := range dirs {
+		set, err := rules.Load(append(append([]string(nil), extra...), dir)...)
 		if err != nil {
 			return &exitError{2, err}
 		}
@@ -225,7 +228,7 @@ func runRuleTests(ctx context.Context, stdout io.Writer, extra, dirs []string) e
 }
 
 // untestedRules lists the rules a directory adds to base (the built-in
-// pack and earlier directories) that its results leave untested: no case
+// pack and the --rules directories) that its results leave untested: no case
 // and no Rego test of the rule's package, or cases that never fire or are
 // never quiet (every rule ships one of each).
 func untestedRules(set, base *rules.Set, res []rules.CaseResult) []string {

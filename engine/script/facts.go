@@ -233,8 +233,7 @@ type DataLoader struct {
 	// InMemory names why the dataset is already in memory, so that
 	// worker processes would only slice tensors: "TensorDataset", "a
 	// tokenized dataset" (a datasets .map() result, or built from a
-	// tokenizer), "a synthetic random dataset" (a class named Random...;
-	// "a synthetic random token dataset" for Random*Token*Dataset),
+	// tokenizer), "a synthetic random dataset" (a class named Random...),
 	// "a demo dataset held in memory" (lightning's WikiText2), "a class
 	// whose __getitem__ returns self.<x>[i]"; "" otherwise.
 	InMemory string `json:"in_memory"`

@@ -309,11 +309,11 @@ var inMemoryDatasets = map[string]string{
 
 var randomDataset = regexp.MustCompile(`^Random\w*Dataset$`)
 
-// tokenDatasets are the InMemory reasons whose batches are token ids.
+// tokenDatasets are the InMemory reasons whose batches are token ids
+// (tokenData reads the others by name).
 var tokenDatasets = map[string]bool{
-	"a tokenized dataset":              true,
-	"a demo dataset held in memory":    true, // lightning's WikiText2
-	"a synthetic random token dataset": true,
+	"a tokenized dataset":           true,
+	"a demo dataset held in memory": true, // lightning's WikiText2
 }
 
 // datasetFacts fills a DataLoader's InMemory, Eval, OneBatch and
@@ -410,8 +410,8 @@ func nameWords(name string) []string {
 }
 
 // tokenWord matches the names and arguments of token-id data: input_ids,
-// a TokenDataset class, tokens, token_ids.
-var tokenWord = regexp.MustCompile(`(?i)(input_ids|tokens?\b|token_ids|Token[A-Z_]|tokens?_)`)
+// tokens, token_ids, a (Random)TokenDataset class.
+var tokenWord = regexp.MustCompile(`(?i)(input_ids|token)`)
 
 // tokenData follows a dataset expression as datasetKind does and reports
 // whether its items are token ids by name: a dataset class named for
@@ -480,9 +480,6 @@ func (s *scanner) datasetKind(ds *sitter.Node, depth int) (string, bool) {
 			return why, false
 		}
 		if randomDataset.MatchString(base) {
-			if strings.Contains(base, "Token") {
-				return "a synthetic random token dataset", false
-			}
 			return "a synthetic random dataset", false
 		}
 		if rs := s.returned(ds, -1); len(rs) > 0 {

@@ -67,8 +67,8 @@ func (s *scanner) cudaString(v Value) bool {
 	if !ok || a.Kind() != "string" {
 		return false
 	}
-	t := strings.Trim(s.text(a), `"'`)
-	return strings.HasPrefix(t, "cuda")
+	str, ok := s.value(a).Value.(string)
+	return ok && strings.HasPrefix(str, "cuda")
 }
 
 // scanIn is Scan; with dir set (the script's directory), imports of modules

@@ -73,7 +73,7 @@ finding contains f if {
 	some group in slib.loop_groups(copies)
 	x := group[0]
 	not x.loop in synced
-	not training_eval(x)
+	not slib.eval_in_training(input.loops[x.loop].eval, input.loops)
 	others := sort([y.line | some y in array.slice(group, 1, count(group))])
 	f := {
 		"msg": sprintf("%s copies to the GPU synchronously every step (%s)%s; pass non_blocking=True (with a pinned DataLoader)", [x.text, slib.step_where(input.loops, x.site), also(others, x.line)]),
@@ -114,10 +114,3 @@ else := sprintf(", as do the %d other copies on line %d", [count(others), line])
 }
 
 else := sprintf(", as do the copies at %s", [slib.lines_text(sort({l | some l in others}))])
-
-# In a script that trains, an evaluation loop's copies slow evaluation, not
-# the training step: not reported (as host-sync-in-loop).
-training_eval(x) if {
-	input.loops[x.loop].eval
-	slib.trains(input.loops)
-}

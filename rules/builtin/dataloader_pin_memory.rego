@@ -62,7 +62,7 @@ finding contains f if {
 	not dl.kwargs_splat
 	slib.absent_or(dl.pin_memory, false)
 	not dl.tokens
-	not training_eval(dl)
+	not slib.eval_in_training(dl.eval, input.loops)
 	f := {
 		"msg": sprintf("DataLoader without pin_memory=True in a %s script: every batch is copied to the GPU from pageable memory, synchronously", [slib.device_word(input.features)]),
 		"impact": params.impact,
@@ -70,8 +70,3 @@ finding contains f if {
 	}
 }
 
-
-training_eval(dl) if {
-	dl.eval
-	slib.trains(input.loops)
-}

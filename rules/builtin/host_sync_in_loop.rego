@@ -87,7 +87,7 @@ finding contains f if {
 	slib.uses_gpu(input.features)
 	some group in slib.loop_groups(slib.step_syncs(input.calls, input.conditions))
 	x := group[0]
-	not training_eval(x)
+	not slib.eval_in_training(input.loops[x.loop].eval, input.loops)
 	others := sort({y.line | some y in array.slice(group, 1, count(group))})
 	copies := object.get(blocking_copies, x.loop, [])
 	f := object.union(
@@ -115,13 +115,6 @@ copies contains {"loop": c.step_root, "line": c.line, "column": c.column} if {
 # loader) is not the training step: its syncs slow evaluation only, so
 # the finding says so and ranks low.
 evaluation(x) if input.loops[x.loop].eval
-
-# In a script that trains, an evaluation loop's syncs are not reported: a
-# reviewer would not ask for them.
-training_eval(x) if {
-	evaluation(x)
-	slib.trains(input.loops)
-}
 
 how_often(x) := "every evaluation batch" if evaluation(x)
 else := "every step"

@@ -83,6 +83,14 @@ trains(loops) if {
 	l.framework != ""
 }
 
+# eval_in_training(eval, loops) holds for an evaluation loop or loader
+# (its eval flag) of a script that trains: it slows evaluation, not the
+# training step, and the script rules leave it out.
+eval_in_training(eval, loops) if {
+	eval == true
+	trains(loops)
+}
+
 # device_word(features) names the script's device in a message: "CUDA" for
 # a script that names CUDA, "GPU" for one that picks its device through
 # torch.accelerator.
