@@ -335,6 +335,9 @@ func TestSandboxRejectsAtLoad(t *testing.T) {
 					t.Errorf("error %q does not contain %q", err, w)
 				}
 			}
+			if n := strings.Count(err.Error(), "not allowed in the rule sandbox"); n != 1 {
+				t.Errorf("error %q gives the sandbox note %d times, want once", err, n)
+			}
 		})
 	}
 	t.Run("expr now", func(t *testing.T) {

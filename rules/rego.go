@@ -279,14 +279,8 @@ func compileRego(mods []*regoModule) (*regoCompiled, error) {
 					}
 				}
 			}
-			if strings.Contains(msg, "undefined function") {
-				for _, b := range sandboxRemoved {
-					if strings.Contains(msg, "undefined function "+b) {
-						msg += " (not allowed in the rule sandbox: rules get no network, clock or randomness)"
-						break
-					}
-				}
-				if strings.Contains(msg, "undefined function net.") || strings.Contains(msg, "undefined function rand.") {
+			if _, fn, ok := strings.Cut(msg, "undefined function "); ok {
+				if fn, _, _ = strings.Cut(fn, " "); sandboxed(strings.TrimSuffix(fn, ";")) {
 					msg += " (not allowed in the rule sandbox: rules get no network, clock or randomness)"
 				}
 			}
