@@ -400,7 +400,7 @@ func RunCase(s *Set, id string, c Case) CaseResult {
 			return fail(got, "fix: expected variant %q, got %q", c.Fix, fd.Fix)
 		}
 		if c.AtLine > 0 && (fd.Location == nil || fd.Location.Line != c.AtLine) {
-			return fail(got, "location: expected line %d, got %s", c.AtLine, locString(fd.Location))
+			return fail(got, "at_line: expected the finding at line %d of the case's script, got %s", c.AtLine, scriptLoc(fd.Location))
 		}
 		if len(c.Impact) == 2 && (fd.Impact < c.Impact[0]-1e-9 || fd.Impact > c.Impact[1]+1e-9 || math.IsNaN(fd.Impact)) {
 			return fail(got, "impact %v outside [%v, %v]", fd.Impact, c.Impact[0], c.Impact[1])
@@ -459,9 +459,14 @@ func runScriptCase(s *Set, c Case) ([]Finding, []NotEvaluated, error) {
 	return s.EvaluateScript(context.Background(), sf)
 }
 
-func locString(l *Location) string {
+// scriptLoc places a finding in a case's script: "line 8, column 21", with
+// the file named when it is a script_file (an inline script is case.py).
+func scriptLoc(l *Location) string {
 	if l == nil {
 		return "no location"
 	}
-	return fmt.Sprintf("%s:%d:%d", l.File, l.Line, l.Column)
+	if l.File != "" && l.File != "case.py" {
+		return fmt.Sprintf("line %d, column %d of %s", l.Line, l.Column, l.File)
+	}
+	return fmt.Sprintf("line %d, column %d", l.Line, l.Column)
 }

@@ -70,6 +70,10 @@ cases:
 		if r.Pass != want[r.Name] {
 			t.Errorf("case %q: pass=%v (%s: %s)", r.Name, r.Pass, r.Got, r.Detail)
 		}
+		// The failure places the finding in the case's script, by its file.
+		if wantDetail := "at_line: expected the finding at line 1 of the case's script, got line 2, column 5 of " + filepath.Join(dir, "cases", "scripts", "loop.py"); r.Name == "wrong line" && r.Detail != wantDetail {
+			t.Errorf("case %q: detail %q, want %q", r.Name, r.Detail, wantDetail)
+		}
 	}
 	// Script rules do not run on trace facts, and trace rules not on scripts.
 	fs, _, err := s.Evaluate(context.Background(), gpuFacts())
