@@ -285,7 +285,7 @@ func TestConfigParamsSeverityDisable(t *testing.T) {
 	for _, f := range fs {
 		if f.Rule == "profile-too-short" {
 			found = true
-			if !strings.Contains(f.Message, "Only 5 profiled step(s); at least 10") {
+			if !strings.Contains(f.Message, "Only 5 profiled steps; at least 10") {
 				t.Errorf("message %q", f.Message)
 			}
 		}

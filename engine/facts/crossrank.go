@@ -33,6 +33,7 @@ type CrossRankFacts struct {
 	RankCollectiveWaitRatio  *float64
 	RanksCollectiveWaitRatio *float64
 	RankStraggler            *bool
+	RanksStraggler           *int64
 	RanksComputeSpreadRatio  *float64
 	CollectiveSkewUS         *StepStats
 	// CollectiveBW is, per collectives-table row (kind, process group) that
@@ -71,6 +72,9 @@ func (f *Facts) ApplyCrossRank(c CrossRankFacts) {
 	set(&f.RanksComputeSpreadRatio, c.RanksComputeSpreadRatio)
 	if c.RankStraggler != nil {
 		f.RankStraggler = c.RankStraggler
+	}
+	if c.RanksStraggler != nil {
+		f.RanksStraggler = c.RanksStraggler
 	}
 	if c.CollectiveSkewUS != nil {
 		f.CollectiveSkewUS = c.CollectiveSkewUS
@@ -152,6 +156,15 @@ func CrossRank(ranks []*Facts) []CrossRankFacts {
 	} else if full {
 		for i := range out {
 			out[i].RankStraggler = boolPtr(i == slowest && *out[i].RankComputeOverMedian >= StragglerMargin)
+		}
+	}
+	// Every rank learns the straggler's rank number, where it has one.
+	for i, f := range ranks {
+		if out[i].RankStraggler != nil && *out[i].RankStraggler && f.Rank != nil {
+			for j := range out {
+				out[j].RanksStraggler = f.Rank
+			}
+			break
 		}
 	}
 	return out

@@ -50,6 +50,20 @@ func TestCrossRankStraggler(t *testing.T) {
 	if !near(*c[0].RankCollectiveWaitRatio, 0.09) || !near(*f.RanksCollectiveWaitRatio, 0.05) {
 		t.Errorf("wait ratios %v median %v", *c[0].RankCollectiveWaitRatio, *f.RanksCollectiveWaitRatio)
 	}
+	// Without rank numbers no rank can be named; with them, every rank
+	// names rank 2.
+	if c[0].RanksStraggler != nil {
+		t.Errorf("ranks_straggler %v without rank numbers", *c[0].RanksStraggler)
+	}
+	for r, f := range fs {
+		n := int64(r)
+		f.Rank = &n
+	}
+	for r, f := range CrossRank(fs) {
+		if f.RanksStraggler == nil || *f.RanksStraggler != 2 {
+			t.Errorf("rank %d: ranks_straggler %v, want 2", r, f.RanksStraggler)
+		}
+	}
 	// A single trace gets no cross-rank facts.
 	if one := CrossRank([]*Facts{rankFacts(0.4, 100)}); one != nil {
 		t.Error("cross-rank facts on a single trace")

@@ -396,6 +396,7 @@ type Facts struct {
 	RankCollectiveWaitRatio  *float64   `json:"rank_collective_wait_ratio" expr:"rank_collective_wait_ratio"`
 	RanksCollectiveWaitRatio *float64   `json:"ranks_collective_wait_ratio" expr:"ranks_collective_wait_ratio"`
 	RankStraggler            *bool      `json:"rank_straggler" expr:"rank_straggler"`
+	RanksStraggler           *int64     `json:"ranks_straggler" expr:"ranks_straggler"`
 	RanksComputeSpreadRatio  *float64   `json:"ranks_compute_spread_ratio" expr:"ranks_compute_spread_ratio"`
 	CollectiveSkewUS         *StepStats `json:"collective_skew_us" expr:"collective_skew_us"`
 

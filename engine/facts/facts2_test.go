@@ -137,10 +137,13 @@ func TestCommPrecisionMemoryOptimizer(t *testing.T) {
 	// bf16 GEMM: kernel [620,720).
 	typed("aten::mm", "c10::BFloat16", 600, 100)
 	b.Launch(610, 5, "sm80_xmma_gemm_bf16bf16_bf16f32", 620, 100)
-	// zero_grad fills two gradients; AdamW runs a foreach kernel.
+	// zero_grad fills two gradients, the second recorded twice, one
+	// zero_ inside the other, as the 2020 profiler did; AdamW runs a
+	// foreach kernel.
 	b.X("user_annotation", "Optimizer.zero_grad#AdamW.zero_grad", 900, 50)
 	b.Op("aten::zero_", 905, 5)
 	b.Op("aten::zero_", 915, 5)
+	b.Op("aten::zero_", 916, 3)
 	b.X("user_annotation", "Optimizer.step#AdamW.step", 950, 40)
 	b.Op("aten::_foreach_add_", 955, 5)
 	// 150 aten::stack calls of 2 us in step 2.

@@ -33,7 +33,7 @@
 #   fp16 with a GradScaler:
 #
 #   ```python variant=fp16
-#   scaler = torch.cuda.amp.GradScaler()
+#   scaler = torch.amp.GradScaler("cuda")    # torch.cuda.amp.GradScaler() before PyTorch 2.3
 #   for x, y in loader:
 #       with torch.autocast("cuda", dtype=torch.float16):
 #           loss = model(x).loss

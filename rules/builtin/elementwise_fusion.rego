@@ -21,10 +21,21 @@
 #
 #   ```python variant=default
 #   model = torch.compile(model)     # TorchInductor fuses pointwise chains
-#   # or fused building blocks
-#   y = F.scaled_dot_product_attention(q, k, v)
-#   opt = torch.optim.AdamW(model.parameters(), fused=True)
+#   # or fused building blocks where the chains come from them
+#   y = F.scaled_dot_product_attention(q, k, v)               # attention written as matmul, softmax, matmul
+#   opt = torch.optim.AdamW(model.parameters(), fused=True)   # an Adam/AdamW update
 #   # torch.jit.script only on PyTorch < 2.0 (its fuser is deprecated)
+#   ```
+#
+#   When the longest chain is a single-tensor optimizer's per-parameter
+#   update (`addcmul_`, `sqrt`, `addcdiv_`, ... in `Optimizer.step`), batch
+#   the update first, keeping the optimizer class (optimizer-foreach), and
+#   compile the model for the rest:
+#
+#   ```python variant=optimizer
+#   opt = torch.optim.Adagrad(model.parameters(), lr=lr, foreach=True)  # the class the trace names
+#   # Adam / AdamW: fused=True runs the whole update in one kernel per group
+#   model = torch.compile(model)     # the chains of the forward and backward
 #   ```
 #
 #   Already compiled (`compiled_kernel_ratio` at least half: most kernel
@@ -106,7 +117,8 @@ else := ""
 optimizer_note := sprintf(": the %soptimizer's update, one parameter at a time; a foreach or fused optimizer batches it (optimizer-foreach)", [optimizer_class]) if optimizer_chain
 else := ""
 
-fix := "no-triton" if {
+fix := "optimizer" if optimizer_chain
+else := "no-triton" if {
 	input.has_gpu == true
 	lib.triton_unsupported
 } else := "compiled" if lib.compiled

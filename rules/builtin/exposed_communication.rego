@@ -49,6 +49,28 @@
 #   Balance work across ranks (same sequence lengths per rank, even
 #   embedding shards) when one rank's trace is consistently slower.
 #
+#   When the ranks were analyzed together, the message names the rank that
+#   arrives last (`ranks_straggler`), and its own findings are the fix:
+#
+#   ```python variant=skew-ranks
+#   # The straggler sets every rank's step: fix what delays it (its own
+#   # findings in this report: host overhead, data loading, more work),
+#   # then give every rank the same work:
+#   sampler = torch.utils.data.distributed.DistributedSampler(dataset, drop_last=True)
+#   # uneven shapes (sequence lengths, embedding shards): bucket or pad them evenly
+#   ```
+#
+#   On the straggler itself, the exposed communication is mostly waiting at
+#   the collectives where another rank is later, or a short transfer:
+#   bucket and overlap tuning does not shorten it. What the other ranks
+#   wait for is this rank's own time:
+#
+#   ```python variant=straggler
+#   # This rank is the one the others wait for: fix its own findings first
+#   # (host overhead, data loading, a host sync per step), then balance work:
+#   sampler = torch.utils.data.distributed.DistributedSampler(dataset, drop_last=True)
+#   ```
+#
 #   One rank's trace alone does not show when the others arrived, but a
 #   collective that runs far longer than its bytes need is waiting for
 #   them. Each process group's calls in the collectives table
@@ -152,8 +174,8 @@ alone_worst := input.collective_stats[max(alone_waits)[1]]
 kb(b) := sprintf("%s KB", [lib.fixed(round(b / 1e2) / 10, 1)]) if b < 1e6
 else := sprintf("%s MB", [lib.fixed(round(b / 1e5) / 10, 1)])
 
-skew_note := sprintf("; %s %s is waiting for the last rank to arrive (collective starts up to %s apart across %d ranks): a late rank, not the network", [
-	lib.pct(waiting), lib.of_time, lib.dur(input.collective_skew_us.max), input.rank_count,
+skew_note := sprintf("; %s %s is waiting for the last rank to arrive (collective starts up to %s apart across %d ranks): a late rank, not the network%s", [
+	lib.pct(waiting), lib.of_time, lib.dur(input.collective_skew_us.max), input.rank_count, straggler_named,
 ]) if late
 else := sprintf("; this rank is the straggler: the others wait for it at most collectives (straggler-rank); at the rest it waits %s %s for a later rank, and the other %s of its exposed communication is transfer time", [lib.pct(waiting), lib.of_time, lib.pct(max([0, input.exposed_comm_ratio - waiting]))]) if {
 	input.rank_straggler == true
@@ -183,7 +205,12 @@ late_any if late
 
 late_any if alone_late
 
-fix := "skew" if late
+# straggler_named names the rank the others wait for, when one is.
+straggler_named := sprintf("; rank %d starts most of the collectives last (straggler-rank): its own findings are what to fix", [input.ranks_straggler]) if input.ranks_straggler != null
+else := ""
+
+fix := "skew-ranks" if late
+else := "straggler" if input.rank_straggler == true
 else := "skew" if alone_late
 else := "default"
 

@@ -24,8 +24,9 @@
 #
 #   **How to confirm.** In the trace viewer, zoom into a step: the GPU
 #   stream shows many thin kernels separated by gaps, while the CPU thread
-#   is a solid wall of `aten::` ops and `cudaLaunchKernel` calls. Nsight
-#   Systems shows the same as a CUDA API row that is always busy above a
+#   is a solid wall of `aten::` ops and `cudaLaunchKernel` calls
+#   (`hipLaunchKernel` on ROCm). Nsight Systems (rocprofv3 or rocprof-sys on
+#   ROCm) shows the same as a runtime API row that is always busy above a
 #   sparse kernel row.
 #
 #   **Fix.** Launch fewer, larger kernels, or replay them without the host:
@@ -56,6 +57,19 @@
 #       out = model(x)                                   # fixed shapes replay one graph
 #   # vLLM: keep CUDA graphs on (do not pass enforce_eager=True)
 #   # SGLang: do not pass --disable-cuda-graph
+#   ```
+#
+#   A serving engine's iterations (vLLM's `execute_context_...` or SGLang's
+#   step spans mark the window) are captured by the engine itself: its
+#   switches decide which batches replay from CUDA Graphs, and a batch of
+#   more tokens than the largest captured size runs eagerly, one launch per
+#   kernel:
+#
+#   ```python variant=serving
+#   # vLLM: keep CUDA graphs on (no enforce_eager=True) and capture the batch sizes you serve
+#   llm = LLM(model=name, compilation_config={"cudagraph_capture_sizes": [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]})
+#   # SGLang: do not pass --disable-cuda-graph; --cuda-graph-max-bs raises the largest captured batch
+#   # profile decode iterations as well as prefill: a long prefill is the step graphs cover least
 #   ```
 #
 #   Already compiled (`compiled_kernel_ratio` at least half): the compiler
@@ -243,6 +257,7 @@ fix := "no-triton-inference" if {
 	lib.triton_unsupported
 	lib.inference
 } else := "no-triton" if lib.triton_unsupported
+else := "serving" if lib.serving_engine
 else := "no-codegen" if lib.generated_nothing
 else := "compiled" if lib.compiled
 else := "inference" if lib.inference

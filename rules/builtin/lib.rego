@@ -146,6 +146,17 @@ host_issue_idle := ((num(input.gpu_idle_launch_ratio) + cpu_op_issue_idle) + num
 # inference: no backward pass and no optimizer step in the trace.
 inference if input.has_backward == false
 
+# serving_engine names the serving engine whose iteration spans mark (or
+# would mark, with --step-marker auto) the trace's steps: "vllm" or
+# "sglang"; undefined for anything else.
+serving_engine := e if {
+	e := input.step_marker.engine
+	e in {"vllm", "sglang"}
+} else := e if {
+	e := input.step_marker_found.engine
+	e in {"vllm", "sglang"}
+}
+
 # rocm: an AMD GPU (HIP runtime).
 rocm if input.gpu_vendor == "amd"
 

@@ -36,6 +36,14 @@
 #   # or foreach=True: a few multi-tensor kernels
 #   ```
 #
+#   The other `torch.optim` optimizers (Adagrad, RMSprop, Adadelta, Adamax,
+#   NAdam, RAdam, ASGD, Rprop) take `foreach=True` too; keep the class the
+#   trace names, and the algorithm with it:
+#
+#   ```python variant=foreach
+#   opt = torch.optim.Adagrad(model.parameters(), lr=lr, foreach=True)   # the same class, multi-tensor
+#   ```
+#
 #   On a CPU job PyTorch never picks foreach by itself (the default applies
 #   to CUDA tensors only), so every optimizer runs the per-parameter loop
 #   unless `foreach=True` is passed (or, from PyTorch 2.4, `fused=True`):
@@ -113,7 +121,17 @@ while := sprintf("the GPU is idle %s %s while Optimizer.step and zero_grad run (
 fix := "cpu" if lib.cpu_job
 else := "sgd" if input.optimizer_class == "SGD"
 else := "adam" if input.optimizer_class in {"Adam", "AdamW"}
+else := "foreach" if input.optimizer_class in foreach_classes
 else := "default"
+
+# foreach_classes are the other torch.optim optimizers with a foreach=
+# implementation.
+foreach_classes := {"Adagrad", "RMSprop", "Adadelta", "Adamax", "NAdam", "RAdam", "ASGD", "Rprop"}
+
+# same_class tells the fix for them in the message: the block cannot
+# name the class.
+same_class := sprintf("; torch.optim.%s(..., foreach=True) keeps the algorithm", [input.optimizer_class]) if fix == "foreach"
+else := ""
 
 # which names the optimizer class when the trace gives it.
 which := sprintf("The %s step", [input.optimizer_class]) if input.optimizer_class
@@ -123,7 +141,7 @@ finding contains f if {
 	input.optimizer_single_tensor == true
 	claim > 0
 	f := {
-		"msg": sprintf("%s runs the single-tensor implementation (per-parameter ops, no _foreach_/_fused_ kernels%s); %s", [which, ops, while]),
+		"msg": sprintf("%s runs the single-tensor implementation (per-parameter ops, no _foreach_/_fused_ kernels%s); %s%s", [which, ops, while, same_class]),
 		"impact": claim,
 		"fix": fix,
 		"severity": lib.severity(claim, "high"),

@@ -34,8 +34,8 @@
 #   is confirmed.
 #
 #   **How to confirm.** Run the NCCL tests on the same node with the same
-#   size (`all_reduce_perf -b 32M -e 32M -g 8`): their `busbw` is what the
-#   link gives. `NCCL_DEBUG=INFO` prints the transport of each channel
+#   size and GPU count (`all_reduce_perf -b 32M -e 32M -g N`, N the group's
+#   ranks on the node, in the message): their `busbw` is what the link gives. `NCCL_DEBUG=INFO` prints the transport of each channel
 #   (`P2P/IPC`, `P2P/CUMEM` or `NVLS` is NVLink; `SHM` or `NET` is not);
 #   `nvidia-smi topo -m` (`rocm-smi --showtopo`) shows the links.
 #
@@ -51,7 +51,7 @@
 #       os.environ.pop(k, None)                     # nothing may force a slow path
 #   torch.distributed.init_process_group("nccl")
 #   # containers: docker run --ipc=host (peer-to-peer needs shared IPC)
-#   # compare with the link: all_reduce_perf -b 32M -e 32M -g 8 (nccl-tests)
+#   # compare with the link: all_reduce_perf -b 32M -e 32M -g N (nccl-tests; N: the group's GPUs)
 #   ```
 #
 #   **Impact estimate.** The group's exposed time (`exposed_us`, the part
@@ -137,7 +137,8 @@ summary := sprintf("%s on %s: %d calls of %s on average run at %s GB/s bus bandw
 	r := input.collective_stats[worst[1]]
 }
 
-more_note := sprintf("; %d more group(s) are as slow", [count(slow) - 1]) if count(slow) > 1
+more_note := "; 1 more group is as slow" if count(slow) == 2
+else := sprintf("; %d more groups are as slow", [count(slow) - 1]) if count(slow) > 2
 else := ""
 
 finding contains f if {

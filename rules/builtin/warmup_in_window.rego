@@ -45,9 +45,11 @@
 #   ```
 #
 #   Or run a few iterations before starting the profiler. With
-#   `CUDA_MODULE_LOADING=LAZY` (the default since CUDA 11.7) each kernel's
-#   module loads on its first launch, so first launches are slow wherever
-#   they happen: warm every code path (training and evaluation) first.
+#   `CUDA_MODULE_LOADING=LAZY` (the default since CUDA 11.7), and ROCm's
+#   deferred code-object loading (`HIP_ENABLE_DEFERRED_LOADING`, on by
+#   default), a kernel's code loads on its first launch, so first launches
+#   are slow wherever they happen: warm every code path (training and
+#   evaluation) first.
 #
 #   **Impact estimate.** The GPU idle charged to one-off runtime calls
 #   (`gpu_idle_warmup_ratio`) and to operators inside one-off operator
