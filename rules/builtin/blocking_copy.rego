@@ -67,7 +67,7 @@ finding contains f if {
 		c.step_loop >= 0
 		slib.blocking_copy(c)
 		not fallback(c)
-		x := {"loop": c.step_root, "site": c.step_loop, "line": c.line, "column": c.column, "text": c.text, "location": slib.loc(c)}
+		x := {"loop": c.step_root, "site": c.step_loop, "line": c.line, "column": c.column, "text": c.text, "receiver": c.receiver, "location": slib.loc(c)}
 	}
 	synced := {s.loop | some s in slib.step_syncs(input.calls, input.conditions)}
 	some group in slib.loop_groups(copies)
@@ -76,7 +76,7 @@ finding contains f if {
 	not slib.eval_in_training(input.loops[x.loop].eval, input.loops)
 	others := sort([y.line | some y in array.slice(group, 1, count(group))])
 	f := {
-		"msg": sprintf("%s copies to the GPU synchronously every step (%s)%s; pass non_blocking=True (with a pinned DataLoader)", [x.text, slib.step_where(input.loops, x.site), also(others, x.line)]),
+		"msg": sprintf("%s copies to the GPU synchronously every step (%s)%s; %s", [x.text, slib.step_where(input.loops, x.site), also(others, x.line), remedy(x)]),
 		"impact": params.impact,
 		"location": x.location,
 	}
@@ -114,3 +114,15 @@ else := sprintf(", as do the %d other copies on line %d", [count(others), line])
 }
 
 else := sprintf(", as do the copies at %s", [slib.lines_text(sort({l | some l in others}))])
+
+# remedy: a slice of a host tensor taken in a loop that is not over a
+# DataLoader (a replay buffer, a rollout indexed by a BatchSampler) is
+# copied again at every step and epoch: the tensor is better moved once,
+# before the loop, and indexed on the GPU. Batches from a DataLoader are
+# copied asynchronously from pinned memory.
+remedy(x) := "the loop indexes a host tensor: move it to the GPU once, before the loop, and index it there (or pin it and pass non_blocking=True)" if {
+	regex.match(`^[A-Za-z_][A-Za-z0-9_.]*\[[^\]]+\]$`, x.receiver)
+	l := input.loops[x.site]
+	l.kind == "for"
+	not l.over_loader
+} else := "pass non_blocking=True (with a pinned DataLoader)"

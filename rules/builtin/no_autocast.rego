@@ -14,6 +14,8 @@
 #           loss = criterion(model(x), y)
 #       loss.backward()              # float16 instead: add torch.amp.GradScaler("cuda")
 #       optimizer.step(); optimizer.zero_grad()
+#   # or, keeping float32 storage: TF32 tensor cores for matmuls (Ampere and newer)
+#   torch.set_float32_matmul_precision("high")
 #   ```
 #
 #   A script that picks its device through `torch.accelerator` names that
