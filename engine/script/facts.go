@@ -352,6 +352,12 @@ type Features struct {
 	// p.grad += g, p.grad /= n): code that relies on the gradients being
 	// tensors after zero_grad() (set_to_none=False). Name is the target.
 	GradWrites []Use `json:"grad_writes"`
+	// GradSyncSwitches are references to the switches that skip the
+	// gradient all-reduce of DDP, FSDP or a framework on the micro-batches
+	// that do not step, called or not (ctx = model.no_sync if ... else
+	// nullcontext): the attributes no_sync, no_backward_sync, accumulate,
+	// set_requires_gradient_sync and require_backward_grad_sync (Name).
+	GradSyncSwitches []Use `json:"grad_sync_switches"`
 }
 
 // Ignore is one `# stepdoctor: ignore[rule-id, ...] reason` comment.
@@ -415,9 +421,11 @@ type Facts struct {
 // last line. Traces recorded with_stack name Python frames
 // "file(first line): name", which is how trace hot spots map back here.
 type Function struct {
-	Name    string `json:"name"`
-	Line    int    `json:"line"`
-	EndLine int    `json:"end_line"`
+	Name string `json:"name"`
+	// Params are the parameter names in order (self included).
+	Params  []string `json:"params"`
+	Line    int      `json:"line"`
+	EndLine int      `json:"end_line"`
 }
 
 // EnclosingFunction returns the innermost def containing line, or ok false

@@ -155,7 +155,7 @@ func newFacts(file string, src []byte) *Facts {
 			Autocast: []Use{}, GradScaler: []Use{}, CudnnBenchmark: []Use{}, Deterministic: []Use{}, Compile: []Use{},
 			JitScript: []Use{}, DataParallel: []Use{}, DDP: []Use{}, Conv: []Use{}, CUDA: []Use{},
 			Frameworks: []Use{}, MixedPrecision: []Use{}, Accelerator: []Use{}, GPUHints: []Use{}, CPUOnly: []Use{},
-			GradWrites: []Use{},
+			GradWrites: []Use{}, GradSyncSwitches: []Use{},
 		},
 	}
 }
@@ -1130,10 +1130,21 @@ func (s *scanner) walk(n *sitter.Node, c ctx) {
 		s.call(n, c)
 	case "assignment", "augmented_assignment":
 		s.assignment(n)
+	case "attribute":
+		if a := n.ChildByFieldName("attribute"); a != nil && gradSyncSwitches[s.text(a)] {
+			s.f.Features.GradSyncSwitches = append(s.f.Features.GradSyncSwitches, Use{Name: s.text(a), Pos: s.pos(n)})
+		}
 	}
 	for _, ch := range children(n) {
 		s.walk(ch, c)
 	}
+}
+
+// gradSyncSwitches are the attributes that skip the gradient all-reduce on
+// a micro-batch (Features.GradSyncSwitches).
+var gradSyncSwitches = map[string]bool{
+	"no_sync": true, "no_backward_sync": true, "accumulate": true,
+	"set_requires_gradient_sync": true, "require_backward_grad_sync": true,
 }
 
 func (s *scanner) loop(n *sitter.Node, c ctx) {
@@ -1617,6 +1628,33 @@ func (s *scanner) finish() {
 	})
 }
 
+// params lists a def's parameter names in order (self included; *args
+// and **kwargs by their names), never nil.
+func (s *scanner) params(def *sitter.Node) []string {
+	out := []string{}
+	ps := def.ChildByFieldName("parameters")
+	if ps == nil {
+		return out
+	}
+	for _, p := range namedChildren(ps) {
+		switch p.Kind() {
+		case "identifier":
+			out = append(out, s.text(p))
+		case "default_parameter", "typed_parameter", "typed_default_parameter":
+			if nm := p.ChildByFieldName("name"); nm != nil {
+				out = append(out, s.text(nm))
+			} else if c := namedChildren(p); len(c) > 0 && c[0].Kind() == "identifier" {
+				out = append(out, s.text(c[0]))
+			}
+		case "list_splat_pattern", "dictionary_splat_pattern":
+			if c := namedChildren(p); len(c) > 0 {
+				out = append(out, s.text(c[0]))
+			}
+		}
+	}
+	return out
+}
+
 // functions records every def with its first line (decorators included,
 // as Python's co_firstlineno) and last line.
 func (s *scanner) functions(n *sitter.Node) {
@@ -1627,7 +1665,7 @@ func (s *scanner) functions(n *sitter.Node) {
 				first = p
 			}
 			s.f.Functions = append(s.f.Functions, Function{
-				Name: s.text(name), Line: int(first.StartPosition().Row) + 1, EndLine: int(n.EndPosition().Row) + 1,
+				Name: s.text(name), Params: s.params(n), Line: int(first.StartPosition().Row) + 1, EndLine: int(n.EndPosition().Row) + 1,
 			})
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -564,5 +565,30 @@ func TestEvalNamed(t *testing.T) {
 		if got := evalNamed(name); got != want {
 			t.Errorf("evalNamed(%q) = %v, want %v", name, got, want)
 		}
+	}
+}
+
+// TestFunctionParams: a def's parameters in order, with defaults, types
+// and splats by name; a method keeps self.
+func TestFunctionParams(t *testing.T) {
+	f := scan(t, "def train(model, loader: DataLoader, opt=None, *args, epochs: int = 3, **kw):\n    pass\nclass T:\n    def fit(self, loader):\n        pass\ndef none():\n    pass\n")
+	want := map[string][]string{"train": {"model", "loader", "opt", "args", "epochs", "kw"}, "fit": {"self", "loader"}, "none": {}}
+	for _, fn := range f.Functions {
+		if w, ok := want[fn.Name]; !ok || !reflect.DeepEqual(fn.Params, w) {
+			t.Errorf("%s: params %q, want %q", fn.Name, fn.Params, w)
+		}
+	}
+}
+
+// TestGradSyncSwitches: the attributes that skip the gradient all-reduce
+// are found called, passed around or assigned.
+func TestGradSyncSwitches(t *testing.T) {
+	f := scan(t, "ctx = model.no_sync if skip else nullcontext\nmodel.require_backward_grad_sync = last\nwith accelerator.accumulate(model):\n    pass\nx = meter.total\n")
+	var got []string
+	for _, u := range f.Features.GradSyncSwitches {
+		got = append(got, u.Name)
+	}
+	if want := []string{"no_sync", "require_backward_grad_sync", "accumulate"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("grad sync switches %q, want %q", got, want)
 	}
 }

@@ -113,16 +113,22 @@ else := sprintf(", as do the %d other copies on line %d", [count(others), line])
 	}
 }
 
+else := sprintf(", as does the copy at line %d", [others[0]]) if count(others) == 1
+
 else := sprintf(", as do the copies at %s", [slib.lines_text(sort({l | some l in others}))])
 
 # remedy: a slice of a host tensor taken in a loop that is not over a
 # DataLoader (a replay buffer, a rollout indexed by a BatchSampler) is
 # copied again at every step and epoch: the tensor is better moved once,
-# before the loop, and indexed on the GPU. Batches from a DataLoader are
-# copied asynchronously from pinned memory.
+# before the loop, and indexed on the GPU. The index is a name or an
+# expression: a literal key or position (batch["input_ids"], batch[0]) picks
+# a field of a batch, which a DataLoader (next(it) included) yields; those
+# batches are copied asynchronously from pinned memory.
 remedy(x) := "the loop indexes a host tensor: move it to the GPU once, before the loop, and index it there (or pin it and pass non_blocking=True)" if {
-	regex.match(`^[A-Za-z_][A-Za-z0-9_.]*\[[^\]]+\]$`, x.receiver)
+	m := regex.find_all_string_submatch_n(`^[A-Za-z_][A-Za-z0-9_.]*\[([^\]]+)\]$`, x.receiver, 1)
+	count(m) == 1
+	not regex.match(`^\s*(['"]|-?[0-9]+\s*$)`, m[0][1])
 	l := input.loops[x.site]
-	l.kind == "for"
+	l.kind in {"for", "while"}
 	not l.over_loader
 } else := "pass non_blocking=True (with a pinned DataLoader)"

@@ -49,12 +49,33 @@ import data.stepdoctor.lib.script as slib
 
 params := data.stepdoctor.params["dataloader-len-list"]
 
-# counted holds for len(list(x)) / len(tuple(x)): [call, x].
-counted contains [c, m[0][2]] if {
+# counted holds for the ways to count a loader by iterating it: [call, x]
+# for len(list(x)) / len(tuple(x)) (also of iter(x), enumerate(x) or
+# tqdm(x)), len([b for b in x]) and sum(1 for _ in x).
+counted contains [c, x] if {
 	some c in input.calls
 	c.name == "len"
 	count(c.args) == 1
-	m := regex.find_all_string_submatch_n(`^(list|tuple)\(\s*([A-Za-z_][\w.]*)\s*\)$`, c.args[0].text, 1)
+	x := iterated(c.args[0].text)
+}
+
+# A generator argument is not among a call's args: its text is read.
+counted contains [c, x] if {
+	some c in input.calls
+	c.name == "sum"
+	m := regex.find_all_string_submatch_n(`^sum\(\s*1\s+for\s+[A-Za-z_]\w*\s+in\s+([A-Za-z_][\w.]*)\s*\)$`, c.text, 1)
+	count(m) == 1
+	x := m[0][1]
+}
+
+iterated(t) := m[0][2] if {
+	m := regex.find_all_string_submatch_n(`^(list|tuple)\(\s*([A-Za-z_][\w.]*)\s*\)$`, t, 1)
+	count(m) == 1
+} else := m[0][3] if {
+	m := regex.find_all_string_submatch_n(`^(list|tuple)\(\s*(iter|enumerate|tqdm|tqdm\.tqdm)\(\s*([A-Za-z_][\w.]*)\s*\)\s*\)$`, t, 1)
+	count(m) == 1
+} else := m[0][1] if {
+	m := regex.find_all_string_submatch_n(`^\[\s*[A-Za-z_]\w*\s+for\s+[A-Za-z_]\w*\s+in\s+([A-Za-z_][\w.]*)\s*\]$`, t, 1)
 	count(m) == 1
 }
 
@@ -70,7 +91,7 @@ loader(x) if {
 
 loader(x) if {
 	not slib.trains(input.loops)
-	contains(lower(x), "loader")
+	regex.match(`(?i)(^|[._])(data)?loader$`, x)
 }
 
 loader(x) if {
@@ -96,14 +117,15 @@ finding contains f if {
 	some [c, x] in counted
 	loader(x)
 	f := {
-		"msg": sprintf("len(list(%s)) loads every batch of %s again, only to count them: a full extra pass of data loading; %s", [x, x, fix(x)]),
+		"msg": sprintf("%s loads every batch of %s again, only to count them: a full extra pass of data loading; %s", [c.text, x, fix(c, x)]),
 		"impact": params.impact,
 		"location": {"line": c.line, "column": c.column, "end_line": c.end_line, "end_column": c.end_column},
 	}
 }
 
-# fix(x) counts the batches where the script already iterates x, else
-# reads the loader's length.
-fix(x) := sprintf("count the batches in the loop at line %d (or use len(%s) where the dataset has a __len__)", [line, x]) if {
-	line := min({l.line | some l in input.loops; l.kind == "for"; l.iter == x; batches_loop(l)})
-} else := sprintf("len(%s) gives the number of batches without loading any", [x])
+# fix(c, x) counts the batches in the loop over x the count follows (the
+# epoch's loss averaged after it), else reads the loader's length: a count
+# taken before the loop (steps for a scheduler) cannot come from it.
+fix(c, x) := sprintf("count the batches in the loop at line %d (or use len(%s) where the dataset has a __len__)", [line, x]) if {
+	line := max({l.line | some l in input.loops; l.kind == "for"; l.iter == x; batches_loop(l); l.line < c.line})
+} else := sprintf("len(%s) gives the number of batches without loading any (for an IterableDataset without __len__, count them once and keep the number)", [x])

@@ -17,7 +17,11 @@
 #   the literal `0`, without `persistent_workers=True`, assigned to a name that a
 #   loop nested in another loop (epochs) iterates, or that a loop passes to a
 #   function of the script that loops over batches (`for epoch in ...:
-#   train(train_loader, ...)`, the way most scripts are written).
+#   train(train_loader, ...)`, the way most scripts are written; a method
+#   of the script's classes too) and loops over the parameter that receives
+#   it. A
+#   DataLoader built inside the loop is rebuilt at every pass anyway, and
+#   left out.
 #
 #   **Impact estimate.** The script alone measures nothing, so the impact is a prior: 1% of step time (`impact`), with confidence "likely".
 # custom:
@@ -51,6 +55,17 @@ restarted(dl) if {
 	not slib.defaults_to(dl.num_workers, 0)
 	slib.absent_or(dl.persistent_workers, false)
 	dl.var != ""
+	not built_in_loop(dl)
+}
+
+# built_in_loop(dl) holds for a DataLoader built inside a loop (a dataset
+# rebuilt every epoch): persistent workers would not outlive it; the
+# loader itself is rebuilt.
+built_in_loop(dl) if {
+	some c in input.calls
+	c.line == dl.line
+	c.column == dl.column
+	c.loop >= 0
 }
 
 # nested(dl) holds when a loop inside another loop iterates dl.
@@ -72,31 +87,61 @@ finding contains f if {
 	}
 }
 
-# passes contains [line, call, function] for each call in a loop that hands
-# dl to a function of the script with a loop over batches in it.
-passes(dl) := {[c.line, c, fn] |
+# passes(dl) contains [line, call] for each call in a loop that hands dl
+# to a function (or a method, past its self) of the script whose loop
+# iterates the parameter that receives it.
+passes(dl) := {[c.line, c] |
 	some c in input.calls
 	c.loop >= 0
-	passed(c, dl.var)
 	some fn in input.functions
-	fn.name == c.name
-	batches_in(fn)
+	callee(c, fn)
+	param := received(c, fn, dl.var)
+	iterates(fn, param)
 }
 
-passed(c, v) if {
-	some a in c.args
+callee(c, fn) if fn.name == c.name
+
+callee(c, fn) if {
+	startswith(c.name, ".")
+	fn.name == trim_prefix(c.name, ".")
+	count(fn.params) > 0
+	fn.params[0] == "self"
+}
+
+# received is the parameter of fn that call c passes v to.
+received(c, fn, v) := fn.params[k + offset(c)] if {
+	some k, a in c.args
 	a.text == v
+	k + offset(c) < count(fn.params)
 }
 
-passed(c, v) if {
-	some _, a in c.keywords
+received(c, fn, v) := name if {
+	some name, a in c.keywords
 	a.text == v
+	name in fn.params
 }
 
-batches_in(fn) if {
+offset(c) := 1 if startswith(c.name, ".")
+else := 0
+
+iterates(fn, param) if loops_over(fn, param)
+
+# One hand-off further: fn passes the loader on to a function that loops
+# over it (imagenet's validate hands val_loader to run_validate).
+iterates(fn, param) if {
+	some c in input.calls
+	fn.line <= c.line
+	c.line <= fn.end_line
+	some g in input.functions
+	g.name != fn.name
+	callee(c, g)
+	loops_over(g, received(c, g, param))
+}
+
+loops_over(fn, param) if {
 	some l in input.loops
 	l.kind == "for"
-	l.over_loader
+	l.iter == param
 	fn.line <= l.line
 	l.line <= fn.end_line
 }
@@ -108,7 +153,7 @@ finding contains f if {
 	p := min(passes(dl))
 	c := p[1]
 	f := {
-		"msg": sprintf("DataLoader %s uses worker processes without persistent_workers=True: %s() iterates it on every pass of the loop at line %d, so its workers are restarted each time", [dl.var, c.name, input.loops[c.loop].line]),
+		"msg": sprintf("DataLoader %s uses worker processes without persistent_workers=True: %s() iterates it on every pass of the loop at line %d, so its workers are restarted each time", [dl.var, trim_prefix(c.name, "."), input.loops[c.loop].line]),
 		"impact": params.impact,
 		"location": slib.loc(dl),
 	}

@@ -40,6 +40,17 @@
 #           optimizer.step(); optimizer.zero_grad()
 #   ```
 #
+#   FSDP2 (`fully_shard`) turns the reduce-scatter off per module instead:
+#
+#   ```python variant=fsdp2
+#   for step, (x, y) in enumerate(loader):
+#       stepping = (step + 1) % k == 0
+#       model.set_requires_gradient_sync(stepping)   # reduce-scatter only on the last micro-batch
+#       (criterion(model(x), y) / k).backward()
+#       if stepping:
+#           optimizer.step(); optimizer.zero_grad()
+#   ```
+#
 #   `(step + 1) % k` also keeps the first optimizer step from taking a single
 #   micro-batch, which `step % k == 0` does.
 #
@@ -47,10 +58,13 @@
 #   builds DistributedDataParallel or FSDP, an accelerate `Accelerator` or a
 #   Lightning `Fabric`) whose training loop calls `.backward()` on every
 #   iteration and the optimizer's `.step()` only under an `if` whose test takes a
-#   remainder (`if step % gradient_accumulation_steps == 0:`), with no
-#   `no_sync`, `accumulate`, `no_backward_sync` or `set_requires_gradient_sync`
-#   call anywhere in the script. DeepSpeed engines (`model_engine.backward`)
-#   accumulate by themselves and are left out. On one GPU nothing is
+#   remainder (`if step % gradient_accumulation_steps == 0:`, the if that
+#   encloses the step), unless an optimizer also steps on every iteration
+#   (a GAN's critic), and with no `no_sync`, `accumulate`, `no_backward_sync`,
+#   `set_requires_gradient_sync` or `require_backward_grad_sync` anywhere in
+#   the script, called or not. DeepSpeed engines (`model_engine.backward`,
+#   an imported `deepspeed`, accelerate's `DeepSpeedPlugin`) accumulate by
+#   themselves and are left out. On one GPU nothing is
 #   all-reduced: the finding applies to multi-GPU launches (`accelerate
 #   launch`, `torchrun`). In a trace of such a run each micro-batch's backward
 #   shows its NCCL all-reduce kernels (`exposed-communication`).
@@ -79,17 +93,21 @@ import data.stepdoctor.lib.script as slib
 
 params := data.stepdoctor.params["grad-accum-no-sync"]
 
-skips_sync := {".no_sync", ".accumulate", ".no_backward_sync", ".set_requires_gradient_sync"}
+# A switch that skips or disables the gradient sync, anywhere in the
+# script, called or not (ctx = model.no_sync if ... else nullcontext;
+# model.require_backward_grad_sync = ...).
+sync_handled if count(input.features.grad_sync_switches) > 0
 
-# A call that skips or disables the gradient sync anywhere in the script.
-sync_handled if {
-	some c in input.calls
-	c.name in skips_sync
-}
-
+# DeepSpeed accumulates by itself: imported, or through accelerate's
+# DeepSpeedPlugin.
 sync_handled if {
 	some i in input.imports
 	startswith(i.name, "deepspeed")
+}
+
+sync_handled if {
+	some c in input.calls
+	endswith(c.name, "DeepSpeedPlugin")
 }
 
 distributed if count(input.features.ddp) > 0
@@ -131,15 +149,44 @@ gated contains [b, s, k] if {
 	s.line > b.line
 	k := closest_if(s)
 	contains(k.text, "%")
+	not stepped_every_time(b)
 }
 
+# stepped_every_time(b) holds when an optimizer steps on every iteration
+# after backward b (a GAN's critic steps every batch, its generator every
+# n-th: no accumulation).
+stepped_every_time(b) if {
+	some s in input.calls
+	optimizer_step(s)
+	every_step(s)
+	s.step_loop == b.step_loop
+	s.line >= b.line
+}
+
+# closest_if(s) is the if (or elif) that encloses call s: the last one
+# before it, in its step loop, indented less than the call's statement
+# (an if at the call's own indentation has ended before it).
 closest_if(s) := k if {
-	ifs := [[c.line, c.column, i] | some i, c in input.conditions; c.step_loop == s.step_loop; c.kind in {"if", "elif"}; c.line <= s.line]
+	start := (s.column - count(s.receiver)) - 1
+	ifs := [[c.line, c.column, i] |
+		some i, c in input.conditions
+		c.step_loop == s.step_loop
+		c.kind in {"if", "elif"}
+		c.line <= s.line
+		keyword_column(c) < start
+	]
 	count(ifs) > 0
 	k := input.conditions[max(ifs)[2]]
 }
 
-fix := "accelerate" if {
+# keyword_column is the column of a condition's if / elif keyword (the
+# condition's own position is its expression's).
+keyword_column(c) := c.column - (count(c.kind) + 1)
+
+fix := "fsdp2" if {
+	some u in input.features.ddp
+	endswith(u.name, "fully_shard")
+} else := "accelerate" if {
 	some u in input.features.frameworks
 	startswith(u.name, "accelerate.")
 } else := "fabric" if {
@@ -169,4 +216,5 @@ skip_with := {
 	"accelerate": "`with accelerator.accumulate(model):`, giving Accelerator the gradient_accumulation_steps",
 	"fabric": "`with fabric.no_backward_sync(model, enabled=...)`",
 	"default": "`with model.no_sync():` on the micro-batches that do not step",
+	"fsdp2": "`model.set_requires_gradient_sync(False)` on the micro-batches that do not step (FSDP2 has no no_sync)",
 }
