@@ -147,6 +147,13 @@ type Condition struct {
 	// DataLoader (not enumerate's index). Operands of is / in and the
 	// arguments of other calls (len(x)) are not counted.
 	Tensors []string `json:"tensors"`
+	// Skips is true for an `if` whose body starts with `continue`: the rest
+	// of the loop body runs only when the condition is false.
+	Skips bool `json:"skips"`
+	// Assigned is, for a condition that is a bare name, the source text
+	// (cut to 80 characters) of the value the statements before the if, in
+	// its block, last assign to it (update = (i + 1) % k == 0); "" otherwise.
+	Assigned string `json:"assigned"`
 	// Loop, StepLoop, StepRoot, InnerLoop and Conditional are as for Call (for a
 	// while step loop's own header, StepLoop is that loop).
 	Loop        int  `json:"loop"`

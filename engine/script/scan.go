@@ -1016,6 +1016,35 @@ func (s *scanner) condition(kind string, cond *sitter.Node, c ctx, conditional b
 	s.f.Conditions = append(s.f.Conditions, k)
 }
 
+// startsWithContinue reports whether a block's first statement is
+// `continue`.
+func startsWithContinue(block *sitter.Node) bool {
+	if block == nil {
+		return false
+	}
+	st := namedChildren(block)
+	return len(st) > 0 && st[0].Kind() == "continue_statement"
+}
+
+// assignedBefore returns the text of the value last assigned to name by
+// the statements before stmt in its block (name = value), "" when none is.
+func (s *scanner) assignedBefore(stmt *sitter.Node, name string) string {
+	for p := stmt.PrevNamedSibling(); p != nil; p = p.PrevNamedSibling() {
+		if p.Kind() != "expression_statement" {
+			continue
+		}
+		for _, a := range namedChildren(p) {
+			if a.Kind() != "assignment" {
+				continue
+			}
+			if l, r := a.ChildByFieldName("left"), a.ChildByFieldName("right"); l != nil && r != nil && l.Kind() == "identifier" && s.text(l) == name {
+				return short(s.text(r))
+			}
+		}
+	}
+	return ""
+}
+
 // collectTensors records names assigned from calls (or bound as the loop
 // target) inside a step loop, not descending into nested functions.
 func (s *scanner) collectTensors(loop *sitter.Node, set map[string]bool) {
@@ -1101,7 +1130,15 @@ func (s *scanner) walk(n *sitter.Node, c ctx) {
 		if c.stepLoop >= 0 && n.Kind() == "if_statement" {
 			// The condition runs every step; the branches do not.
 			cond := n.ChildByFieldName("condition")
+			before := len(s.f.Conditions)
 			s.condition("if", cond, c, c.conditional)
+			if len(s.f.Conditions) > before {
+				k := &s.f.Conditions[before]
+				k.Skips = startsWithContinue(n.ChildByFieldName("consequence"))
+				if cond.Kind() == "identifier" {
+					k.Assigned = s.assignedBefore(n, s.text(cond))
+				}
+			}
 			guard := s.runConstant(cond)
 			body := n.ChildByFieldName("consequence")
 			for _, ch := range children(n) {

@@ -592,3 +592,20 @@ func TestGradSyncSwitches(t *testing.T) {
 		t.Errorf("grad sync switches %q, want %q", got, want)
 	}
 }
+
+// TestConditionSkipsAndAssigned: an if that starts with continue, and the
+// value a bare-name condition was last assigned in its block.
+func TestConditionSkipsAndAssigned(t *testing.T) {
+	f := scan(t, "for x, y in loader:\n    loss = model(x).sum()\n    loss.backward()\n    update = (i + 1) % k == 0\n    if update:\n        opt.step()\n    if i % k != 0:\n        continue\n    if loss > 0:\n        print(1)\n")
+	if len(f.Conditions) != 3 {
+		t.Fatalf("conditions %+v", f.Conditions)
+	}
+	got := [][2]any{}
+	for _, k := range f.Conditions {
+		got = append(got, [2]any{k.Skips, k.Assigned})
+	}
+	want := [][2]any{{false, "(i + 1) % k == 0"}, {true, ""}, {false, ""}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("skips, assigned %v, want %v", got, want)
+	}
+}

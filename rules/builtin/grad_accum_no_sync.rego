@@ -148,9 +148,37 @@ gated contains [b, s, k] if {
 	s.conditional
 	s.line > b.line
 	k := closest_if(s)
-	contains(k.text, "%")
+	remainder(k)
 	not stepped_every_time(b)
 }
+
+# The other way to write the gate: `if (i + 1) % k != 0: continue` after
+# the backward, and the step unconditional after it.
+gated contains [b, s, k] if {
+	some b in input.calls
+	b.name == ".backward"
+	every_step(b)
+	not contains(lower(b.receiver), "engine")
+	some s in input.calls
+	optimizer_step(s)
+	every_step(s)
+	s.step_loop == b.step_loop
+	s.line > b.line
+	some k in input.conditions
+	k.step_loop == s.step_loop
+	k.kind == "if"
+	k.skips
+	not k.conditional
+	b.line < k.line
+	k.line < s.line
+	remainder(k)
+}
+
+# remainder(k) holds for a condition that takes a remainder, itself or
+# through the name it tests (update = (i + 1) % k == 0; if update:).
+remainder(k) if contains(k.text, "%")
+
+remainder(k) if contains(k.assigned, "%")
 
 # stepped_every_time(b) holds when an optimizer steps on every iteration
 # after backward b (a GAN's critic steps every batch, its generator every
@@ -203,14 +231,18 @@ finding contains f if {
 	b.step_loop == l
 	[b.line, b.column] == first
 	f := {
-		"msg": sprintf("%s all-reduces the gradients on every micro-batch, but %s runs only under `if %s` (line %d): on several GPUs, with more than one micro-batch a step, the all-reduces of those that do not step are wasted; skip them with %s", [
-			b.text, s.text, k.text, k.line, skip_with[fix],
+		"msg": sprintf("%s all-reduces the gradients on every micro-batch, but %s runs only %s (line %d): on several GPUs, with more than one micro-batch a step, the all-reduces of those that do not step are wasted; skip them with %s", [
+			b.text, s.text, gate_text(k), k.line, skip_with[fix],
 		]),
 		"impact": params.impact,
 		"fix": fix,
 		"location": slib.loc(b),
 	}
 }
+
+gate_text(k) := sprintf("past `if %s: continue`", [k.text]) if k.skips
+else := sprintf("under `if %s` (%s = %s)", [k.text, k.text, k.assigned]) if k.assigned != ""
+else := sprintf("under `if %s`", [k.text])
 
 skip_with := {
 	"accelerate": "`with accelerator.accumulate(model):`, giving Accelerator the gradient_accumulation_steps",
