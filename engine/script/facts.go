@@ -83,6 +83,11 @@ type Call struct {
 	// ReceiverKeywords lists the keyword names of that receiver call
 	// ("device", "dtype").
 	ReceiverKeywords []string `json:"receiver_keywords"`
+	// ReceiverAssigned is, for a method called on a bare name, the
+	// canonical name of the call the statements before it, in its block,
+	// last assigned to that name (z = torch.randn(n, d); z = z.to(device):
+	// "torch.randn"); "" otherwise, and when that call was given device=.
+	ReceiverAssigned string `json:"receiver_assigned"`
 	// Args are the positional arguments in order.
 	Args []Value `json:"args"`
 	// Keywords maps keyword argument names to their values.

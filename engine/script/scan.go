@@ -1045,6 +1045,36 @@ func (s *scanner) assignedBefore(stmt *sitter.Node, name string) string {
 	return ""
 }
 
+// callAssignedBefore returns the canonical name of the call last assigned
+// to name by the statements before the one holding n, in its block; ""
+// when none is, or when that call was given a device=.
+func (s *scanner) callAssignedBefore(n *sitter.Node, name string) string {
+	stmt := n
+	for stmt.Parent() != nil && stmt.Parent().Kind() != "block" && stmt.Parent().Kind() != "module" {
+		stmt = stmt.Parent()
+	}
+	for p := stmt.PrevNamedSibling(); p != nil; p = p.PrevNamedSibling() {
+		if p.Kind() != "expression_statement" {
+			continue
+		}
+		for _, a := range namedChildren(p) {
+			if a.Kind() != "assignment" {
+				continue
+			}
+			if l, r := a.ChildByFieldName("left"), a.ChildByFieldName("right"); l != nil && r != nil && l.Kind() == "identifier" && s.text(l) == name {
+				if r.Kind() != "call" {
+					return ""
+				}
+				if _, kw, _ := s.args(r); kw["device"].Present {
+					return "" // made on its device
+				}
+				return s.calleeName(r)
+			}
+		}
+	}
+	return ""
+}
+
 // collectTensors records names assigned from calls (or bound as the loop
 // target) inside a step loop, not descending into nested functions.
 func (s *scanner) collectTensors(loop *sitter.Node, set map[string]bool) {
@@ -1475,6 +1505,9 @@ func (s *scanner) call(n *sitter.Node, c ctx) {
 				call.ReceiverKeywords = append(call.ReceiverKeywords, k)
 			}
 			slices.Sort(call.ReceiverKeywords)
+		}
+		if r.Kind() == "identifier" {
+			call.ReceiverAssigned = s.callAssignedBefore(n, s.text(r))
 		}
 	}
 	if p := n.Parent(); p != nil && p.Kind() == "assignment" {

@@ -609,3 +609,20 @@ func TestConditionSkipsAndAssigned(t *testing.T) {
 		t.Errorf("skips, assigned %v, want %v", got, want)
 	}
 }
+
+// TestReceiverAssigned: the call last assigned to a method's receiver
+// name by the statements before, unless it was made with device=.
+func TestReceiverAssigned(t *testing.T) {
+	f := scan(t, "import torch\nz = torch.randn(4, 8)\nz = z.type_as(x)\nw = torch.ones(2, device=d)\nw = w.cuda()\nv = z.cuda()\n")
+	got := map[string]string{}
+	for _, c := range f.Calls {
+		if strings.HasPrefix(c.Name, ".") {
+			got[c.Text] = c.ReceiverAssigned
+		}
+	}
+	// z.cuda() follows z = z.type_as(x): the last assignment counts.
+	want := map[string]string{"z.type_as(x)": "torch.randn", "w.cuda()": "", "z.cuda()": ".type_as"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("receiver_assigned %v, want %v", got, want)
+	}
+}

@@ -13,9 +13,15 @@
 #   idx = torch.arange(n, device=device)
 #   ```
 #
-#   **How to confirm.** What stepdoctor matches: `.to(<device>)` or `.cuda()` called directly on
+#   **How to confirm.** What stepdoctor matches: `.to(<device>)`, `.cuda()` or
+#   `.type_as(x)` (which takes x's device) called on
 #   `torch.tensor/as_tensor/from_numpy/zeros/ones/empty/full/arange/rand/randn/
-#   randint/linspace/eye/randperm(...)` without `device=`, inside any loop.
+#   randint/linspace/eye/randperm(...)` without `device=`, directly or on the
+#   name the statement before assigned it to (`z = torch.randn(n, d)` then
+#   `z = z.type_as(imgs)`), inside any loop but the autoregressive decoding
+#   loop of a script that trains (a loop that is not a step loop, calls the
+#   model and grows a sequence with torch.cat: a demo sample, off the
+#   training step).
 #
 #   **Impact estimate.** The script alone measures nothing, so the impact is a prior: 1% of step time (`impact`), with confidence "likely". With `stepdoctor analyze --script` the finding becomes confirmed and takes the copy share of step time (`memcpy_time_ratio`) when the trace shows pageable host-to-device copies.
 # custom:
@@ -51,14 +57,47 @@ finding contains f if {
 	slib.uses_gpu(input.features)
 	some c in input.calls
 	c.loop >= 0
-	to_device(c)
-	c.receiver_call in factories
-	not "device" in c.receiver_keywords
+	moves(c)
+	fresh(c)
+	not decoding(c)
 	f := {
 		"msg": sprintf("%s builds the tensor on the CPU and copies it to the GPU in a loop; create it with device=", [c.text]),
 		"impact": params.impact,
 		"location": slib.loc(c),
 	}
+}
+
+# decoding(c) holds for a call in an autoregressive decoding loop of a
+# script that trains (a loop that is not a step loop, calls the model and
+# grows a sequence, x = torch.cat([x, y]), as cat-in-loop reads it): a demo
+# translation or sample, off the training step.
+decoding(c) if {
+	l := input.loops[c.loop]
+	not l.step
+	l.calls_model
+	some d in input.calls
+	d.loop == c.loop
+	d.accumulates
+	slib.trains(input.loops)
+}
+
+# fresh(c) holds for a method called on a tensor just made on the CPU: a
+# factory call without device=, chained or assigned to the receiver's name
+# the statement before (z = torch.randn(n, d); z = z.type_as(x)).
+fresh(c) if {
+	c.receiver_call in factories
+	not "device" in c.receiver_keywords
+}
+
+fresh(c) if c.receiver_assigned in factories
+
+# moves(c) holds for a move to the GPU: .cuda(), .to(device), or
+# .type_as(x), which takes x's device (a GPU batch in a training step).
+moves(c) if to_device(c)
+
+moves(c) if {
+	c.name == ".type_as"
+	count(c.args) == 1
 }
 
 factories := {

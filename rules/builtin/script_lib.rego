@@ -194,6 +194,7 @@ lines_text(ls) := sprintf("lines %s", [concat(", ", [sprintf("%d", [l]) | some l
 blocking_copy(c) if {
 	to_device(c)
 	not c.receiver_call in factories
+	not c.receiver_assigned in factories
 	not c.on_module
 	not c.framework_device
 	not rpc_result(c)
