@@ -1026,9 +1026,9 @@ func startsWithContinue(block *sitter.Node) bool {
 	return len(st) > 0 && st[0].Kind() == "continue_statement"
 }
 
-// assignedBefore returns the text of the value last assigned to name by
-// the statements before stmt in its block (name = value), "" when none is.
-func (s *scanner) assignedBefore(stmt *sitter.Node, name string) string {
+// assignedBefore returns the value last assigned to name by the
+// statements before stmt in its block (name = value), nil when none is.
+func (s *scanner) assignedBefore(stmt *sitter.Node, name string) *sitter.Node {
 	for p := stmt.PrevNamedSibling(); p != nil; p = p.PrevNamedSibling() {
 		if p.Kind() != "expression_statement" {
 			continue
@@ -1038,11 +1038,11 @@ func (s *scanner) assignedBefore(stmt *sitter.Node, name string) string {
 				continue
 			}
 			if l, r := a.ChildByFieldName("left"), a.ChildByFieldName("right"); l != nil && r != nil && l.Kind() == "identifier" && s.text(l) == name {
-				return short(s.text(r))
+				return r
 			}
 		}
 	}
-	return ""
+	return nil
 }
 
 // callAssignedBefore returns the canonical name of the call last assigned
@@ -1053,26 +1053,14 @@ func (s *scanner) callAssignedBefore(n *sitter.Node, name string) string {
 	for stmt.Parent() != nil && stmt.Parent().Kind() != "block" && stmt.Parent().Kind() != "module" {
 		stmt = stmt.Parent()
 	}
-	for p := stmt.PrevNamedSibling(); p != nil; p = p.PrevNamedSibling() {
-		if p.Kind() != "expression_statement" {
-			continue
-		}
-		for _, a := range namedChildren(p) {
-			if a.Kind() != "assignment" {
-				continue
-			}
-			if l, r := a.ChildByFieldName("left"), a.ChildByFieldName("right"); l != nil && r != nil && l.Kind() == "identifier" && s.text(l) == name {
-				if r.Kind() != "call" {
-					return ""
-				}
-				if _, kw, _ := s.args(r); kw["device"].Present {
-					return "" // made on its device
-				}
-				return s.calleeName(r)
-			}
-		}
+	r := s.assignedBefore(stmt, name)
+	if r == nil || r.Kind() != "call" {
+		return ""
 	}
-	return ""
+	if _, kw, _ := s.args(r); kw["device"].Present {
+		return "" // made on its device
+	}
+	return s.calleeName(r)
 }
 
 // collectTensors records names assigned from calls (or bound as the loop
@@ -1166,7 +1154,9 @@ func (s *scanner) walk(n *sitter.Node, c ctx) {
 				k := &s.f.Conditions[before]
 				k.Skips = startsWithContinue(n.ChildByFieldName("consequence"))
 				if cond.Kind() == "identifier" {
-					k.Assigned = s.assignedBefore(n, s.text(cond))
+					if v := s.assignedBefore(n, s.text(cond)); v != nil {
+						k.Assigned = short(s.text(v))
+					}
 				}
 			}
 			guard := s.runConstant(cond)
