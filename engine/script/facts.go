@@ -84,8 +84,8 @@ type Call struct {
 	// ("device", "dtype").
 	ReceiverKeywords []string `json:"receiver_keywords"`
 	// ReceiverAssigned is, for a method called on a bare name, the
-	// canonical name of the call the statements before it, in its block,
-	// last assigned to that name (z = torch.randn(n, d); z = z.to(device):
+	// canonical name of the call an earlier statement of its block last
+	// assigned to that name (z = torch.randn(n, d); z = z.to(device):
 	// "torch.randn"); "" otherwise, and when that call was given device=.
 	ReceiverAssigned string `json:"receiver_assigned"`
 	// Args are the positional arguments in order.
@@ -112,6 +112,11 @@ type Call struct {
 	// expression lies between the call and its step loop (for example
 	// logging every N steps).
 	Conditional bool `json:"conditional"`
+	// Guard is the index in Facts.Conditions of the innermost if / elif
+	// whose branch (body or else) holds the call, within its step loop;
+	// -1 when none does (outside step loops, or under a conditional
+	// expression, whose test is not a Condition).
+	Guard int `json:"guard"`
 	// Accumulates is true when the call is the value of an assignment
 	// whose target also appears among its arguments (x = torch.cat([x, y])).
 	Accumulates bool `json:"accumulates"`

@@ -230,6 +230,10 @@ type ctx struct {
 	profiler    int // index of the enclosing `with profile(...)` block, -1 none
 	// eval: inside a no-grad block or an evaluation function (Loop.Eval).
 	eval bool
+	// guard is 1 + the index in Facts.Conditions of the innermost if /
+	// elif whose branch holds the node, within its step loop; 0 for none
+	// (the zero value), or under a conditional expression.
+	guard int
 }
 
 func (s *scanner) text(n *sitter.Node) string { return n.Utf8Text(s.src) }
@@ -1027,7 +1031,8 @@ func startsWithContinue(block *sitter.Node) bool {
 }
 
 // assignedBefore returns the value last assigned to name by the
-// statements before stmt in its block (name = value), nil when none is.
+// statements before stmt in its block (name = value), the nearest first;
+// nil when none is.
 func (s *scanner) assignedBefore(stmt *sitter.Node, name string) *sitter.Node {
 	for p := stmt.PrevNamedSibling(); p != nil; p = p.PrevNamedSibling() {
 		if p.Kind() != "expression_statement" {
@@ -1046,8 +1051,8 @@ func (s *scanner) assignedBefore(stmt *sitter.Node, name string) *sitter.Node {
 }
 
 // callAssignedBefore returns the canonical name of the call last assigned
-// to name by the statements before the one holding n, in its block; ""
-// when none is, or when that call was given a device=.
+// to name by an earlier statement of the block holding n; "" when none is,
+// or when that call was given a device=.
 func (s *scanner) callAssignedBefore(n *sitter.Node, name string) string {
 	stmt := n
 	for stmt.Parent() != nil && stmt.Parent().Kind() != "block" && stmt.Parent().Kind() != "module" {
@@ -1165,6 +1170,9 @@ func (s *scanner) walk(n *sitter.Node, c ctx) {
 				cc := c
 				if (cond == nil || ch.Id() != cond.Id()) && !(guard && body != nil && ch.Id() == body.Id()) {
 					cc.conditional = true
+					if len(s.f.Conditions) > before {
+						cc.guard = before + 1 // the body and the else branch; an elif sets its own
+					}
 				}
 				s.walk(ch, cc)
 			}
@@ -1172,7 +1180,14 @@ func (s *scanner) walk(n *sitter.Node, c ctx) {
 		}
 		if c.stepLoop >= 0 {
 			if n.Kind() == "elif_clause" {
+				before := len(s.f.Conditions)
 				s.condition("elif", n.ChildByFieldName("condition"), c, true)
+				if len(s.f.Conditions) > before {
+					c.guard = before + 1
+				}
+			}
+			if n.Kind() == "conditional_expression" {
+				c.guard = 0 // x if t else y: a test no Condition records
 			}
 			c.conditional = true
 		}
@@ -1239,6 +1254,7 @@ func (s *scanner) loop(n *sitter.Node, c ctx) {
 		inner.stepLoop = idx
 		inner.innerLoop = false
 		inner.conditional = false
+		inner.guard = 0
 		if s.tensors == nil {
 			s.tensors = map[int]map[string]bool{}
 		}
@@ -1476,7 +1492,7 @@ func (s *scanner) call(n *sitter.Node, c ctx) {
 	pos, kw, splat := s.args(n)
 	call := Call{
 		Name: name, Args: pos, Keywords: kw, KwargsSplat: splat, Loop: c.loop, StepLoop: c.stepLoop,
-		InnerLoop: c.innerLoop, Conditional: c.conditional, Text: short(s.text(n)), Pos: s.pos(n),
+		InnerLoop: c.innerLoop, Conditional: c.conditional, Guard: c.guard - 1, Text: short(s.text(n)), Pos: s.pos(n),
 		ReceiverKeywords: []string{}, TensorArgs: []string{}, Tensors: []string{},
 	}
 	// Point a method call at the method name, not the start of its receiver.
@@ -1703,8 +1719,15 @@ func (s *scanner) params(def *sitter.Node) []string {
 		case "default_parameter", "typed_parameter", "typed_default_parameter":
 			if nm := p.ChildByFieldName("name"); nm != nil {
 				out = append(out, s.text(nm))
-			} else if c := namedChildren(p); len(c) > 0 && c[0].Kind() == "identifier" {
-				out = append(out, s.text(c[0]))
+			} else if c := namedChildren(p); len(c) > 0 {
+				switch c[0].Kind() {
+				case "identifier":
+					out = append(out, s.text(c[0]))
+				case "list_splat_pattern", "dictionary_splat_pattern": // *args: int
+					if in := namedChildren(c[0]); len(in) > 0 {
+						out = append(out, s.text(in[0]))
+					}
+				}
 			}
 		case "list_splat_pattern", "dictionary_splat_pattern":
 			if c := namedChildren(p); len(c) > 0 {

@@ -571,8 +571,11 @@ func TestEvalNamed(t *testing.T) {
 // TestFunctionParams: a def's parameters in order, with defaults, types
 // and splats by name; a method keeps self.
 func TestFunctionParams(t *testing.T) {
-	f := scan(t, "def train(model, loader: DataLoader, opt=None, *args, epochs: int = 3, **kw):\n    pass\nclass T:\n    def fit(self, loader):\n        pass\ndef none():\n    pass\n")
-	want := map[string][]string{"train": {"model", "loader", "opt", "args", "epochs", "kw"}, "fit": {"self", "loader"}, "none": {}}
+	f := scan(t, "def train(model, loader: DataLoader, opt=None, *args, epochs: int = 3, **kw):\n    pass\nclass T:\n    def fit(self, loader):\n        pass\ndef none():\n    pass\ndef typed(a: int, *rest: int, b=1, **kw: str):\n    pass\n")
+	want := map[string][]string{"train": {"model", "loader", "opt", "args", "epochs", "kw"}, "fit": {"self", "loader"}, "none": {}, "typed": {"a", "rest", "b", "kw"}}
+	if len(f.Functions) != len(want) {
+		t.Fatalf("functions %+v, want %d", f.Functions, len(want))
+	}
 	for _, fn := range f.Functions {
 		if w, ok := want[fn.Name]; !ok || !reflect.DeepEqual(fn.Params, w) {
 			t.Errorf("%s: params %q, want %q", fn.Name, fn.Params, w)

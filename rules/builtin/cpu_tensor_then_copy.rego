@@ -17,11 +17,11 @@
 #   `.type_as(x)` (which takes x's device) called on
 #   `torch.tensor/as_tensor/from_numpy/zeros/ones/empty/full/arange/rand/randn/
 #   randint/linspace/eye/randperm(...)` without `device=`, directly or on the
-#   name the statement before assigned it to (`z = torch.randn(n, d)` then
-#   `z = z.type_as(imgs)`), inside any loop but the autoregressive decoding
-#   loop of a script that trains (a loop that is not a step loop, calls the
-#   model and grows a sequence with torch.cat: a demo sample, off the
-#   training step).
+#   name an earlier statement of the block last assigned it to (`z =
+#   torch.randn(n, d)` then `z = z.type_as(imgs)`), inside any loop but the
+#   autoregressive decoding loop of a script that trains, outside its step
+#   loops (a loop that calls the model and grows a sequence with torch.cat:
+#   a demo sample, off the training step).
 #
 #   **Impact estimate.** The script alone measures nothing, so the impact is a prior: 1% of step time (`impact`), with confidence "likely". With `stepdoctor analyze --script` the finding becomes confirmed and takes the copy share of step time (`memcpy_time_ratio`) when the trace shows pageable host-to-device copies.
 # custom:
@@ -68,10 +68,12 @@ finding contains f if {
 }
 
 # decoding(c) holds for a call in an autoregressive decoding loop of a
-# script that trains (a loop that is not a step loop, calls the model and
-# grows a sequence, x = torch.cat([x, y]), as cat-in-loop reads it): a demo
-# translation or sample, off the training step.
+# script that trains, outside any step loop (a loop that calls the model
+# and grows a sequence, x = torch.cat([x, y]), as cat-in-loop reads it): a
+# demo translation or sample, off the training step. Decoding inside the
+# step (seq2seq training) is the step's own work.
 decoding(c) if {
+	c.step_loop < 0
 	l := input.loops[c.loop]
 	not l.step
 	l.calls_model
@@ -82,67 +84,21 @@ decoding(c) if {
 }
 
 # fresh(c) holds for a method called on a tensor just made on the CPU: a
-# factory call without device=, chained or assigned to the receiver's name
-# the statement before (z = torch.randn(n, d); z = z.type_as(x)).
+# factory call without device=, chained, or last assigned to the receiver's
+# name earlier in the block (z = torch.randn(n, d); z = z.type_as(x)).
 fresh(c) if {
-	c.receiver_call in factories
+	c.receiver_call in slib.factories
 	not "device" in c.receiver_keywords
 }
 
-fresh(c) if c.receiver_assigned in factories
+fresh(c) if c.receiver_assigned in slib.factories
 
 # moves(c) holds for a move to the GPU: .cuda(), .to(device), or
 # .type_as(x), which takes x's device (a GPU batch in a training step).
-moves(c) if to_device(c)
+moves(c) if slib.to_device(c)
 
 moves(c) if {
 	c.name == ".type_as"
 	count(c.args) == 1
-}
-
-factories := {
-	"torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.zeros", "torch.ones",
-	"torch.empty", "torch.full", "torch.arange", "torch.rand", "torch.randn", "torch.randint",
-	"torch.linspace", "torch.eye", "torch.randperm",
-}
-
-# to_device holds for .cuda() and for .to(...) with a device argument.
-to_device(c) if c.name == ".cuda"
-
-to_device(c) if {
-	c.name == ".to"
-	c.keywords.device.present
-}
-
-to_device(c) if {
-	c.name == ".to"
-	count(c.args) > 0
-	a := c.args[0]
-	a.kind == "name"
-	contains(lower(a.text), "device")
-}
-
-to_device(c) if {
-	c.name == ".to"
-	count(c.args) > 0
-	a := c.args[0]
-	a.kind == "name"
-	contains(lower(a.text), "cuda")
-}
-
-to_device(c) if {
-	c.name == ".to"
-	count(c.args) > 0
-	a := c.args[0]
-	a.kind == "string"
-	startswith(a.value, "cuda")
-}
-
-to_device(c) if {
-	c.name == ".to"
-	count(c.args) > 0
-	a := c.args[0]
-	a.kind == "expr"
-	startswith(a.text, "torch.device(")
 }
 

@@ -18,12 +18,17 @@
 #   ```
 #
 #   **How to confirm.** What stepdoctor matches: `len(list(x))` or
-#   `len(tuple(x))` where `x` is a DataLoader of the script (a name assigned
-#   from `DataLoader(...)`, or one with "loader" in it) or what a step loop or
-#   a loop calling the model iterates over (`for src, tgt in tqdm(train_dl)`);
-#   one finding per call. In a script that trains, only the training loaders
-#   count: an extra pass over an evaluation loader slows evaluation, not the
-#   training step. In a trace of the epoch the extra pass shows as
+#   `len(tuple(x))` (also of `iter(x)`, `enumerate(x)` or `tqdm(x)`),
+#   `len([b for b in x])` and `sum(1 for _ in x)`, where `x` is a
+#   DataLoader of the script (a name assigned from `DataLoader(...)`) or what
+#   a step loop iterates over (`for src, tgt in tqdm(train_dl)`); in a script
+#   that does not train, also a name whose last part is `loader` or
+#   `dataloader` (`val_loader`, `self.test_dataloader`) and what a loop
+#   calling the model iterates over. One finding per call. In a script that
+#   trains, only the training loaders count: an extra pass over an evaluation
+#   loader slows evaluation, not the training step. The fix counts the
+#   batches in the loop over `x` the call follows, else reads `len(x)`. In a
+#   trace of the epoch the extra pass shows as
 #   `enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__` (or its
 #   multi-process twin) with no kernels between, after the last step.
 #

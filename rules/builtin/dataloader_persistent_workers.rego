@@ -95,7 +95,7 @@ passes(dl) := {[c.line, c] |
 	c.loop >= 0
 	some fn in input.functions
 	callee(c, fn)
-	param := received(c, fn, dl.var)
+	some param in received(c, fn, dl.var)
 	iterates(fn, param)
 }
 
@@ -108,14 +108,13 @@ callee(c, fn) if {
 	fn.params[0] == "self"
 }
 
-# received is the parameter of fn that call c passes v to.
-received(c, fn, v) := fn.params[k + offset(c)] if {
+# received is the set of fn's parameters that call c passes v to (a call
+# may pass it twice: train(model, loader, loader)).
+received(c, fn, v) := {fn.params[k + offset(c)] |
 	some k, a in c.args
 	a.text == v
 	k + offset(c) < count(fn.params)
-}
-
-received(c, fn, v) := name if {
+} | {name |
 	some name, a in c.keywords
 	a.text == v
 	name in fn.params
@@ -135,7 +134,8 @@ iterates(fn, param) if {
 	some g in input.functions
 	g.name != fn.name
 	callee(c, g)
-	loops_over(g, received(c, g, param))
+	some q in received(c, g, param)
+	loops_over(g, q)
 }
 
 loops_over(fn, param) if {

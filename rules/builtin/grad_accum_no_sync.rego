@@ -58,9 +58,11 @@
 #   builds DistributedDataParallel or FSDP, an accelerate `Accelerator` or a
 #   Lightning `Fabric`) whose training loop calls `.backward()` on every
 #   iteration and the optimizer's `.step()` only under an `if` whose test takes a
-#   remainder (`if step % gradient_accumulation_steps == 0:`, the if that
-#   encloses the step), unless an optimizer also steps on every iteration
-#   (a GAN's critic), and with no `no_sync`, `accumulate`, `no_backward_sync`,
+#   remainder (`if step % gradient_accumulation_steps == 0:`, the if or elif
+#   whose branch holds the step; or a flag assigned from one, `update = (i
+#   + 1) % k == 0; if update:`; or `if (i + 1) % k != 0: continue` before
+#   an unconditional step), unless an optimizer also steps on every
+#   iteration (a GAN's critic), and with no `no_sync`, `accumulate`, `no_backward_sync`,
 #   `set_requires_gradient_sync` or `require_backward_grad_sync` anywhere in
 #   the script, called or not. DeepSpeed engines (`model_engine.backward`,
 #   an imported `deepspeed`, accelerate's `DeepSpeedPlugin`) accumulate by
@@ -134,31 +136,37 @@ optimizer_step(c) if {
 	regex.match(`(?i)(opt|scaler)`, c.receiver)
 }
 
-# gated is [backward, step, condition] for a step loop whose backward runs
-# every iteration while the optimizer steps under a remainder test: the
-# closest if before the step, in the same step loop.
-gated contains [b, s, k] if {
-	some b in input.calls
+# micro_backward(b) holds for a backward on every iteration of its step
+# loop, not a DeepSpeed engine's (which accumulates by itself).
+micro_backward(b) if {
 	b.name == ".backward"
 	every_step(b)
 	not contains(lower(b.receiver), "engine")
+}
+
+# gated is [backward, step, condition] for a step loop whose backward runs
+# every iteration while the optimizer steps under a remainder test: the
+# if (or elif) whose branch holds the step.
+gated contains [b, s, k] if {
+	some b in input.calls
+	micro_backward(b)
 	some s in input.calls
 	optimizer_step(s)
 	s.step_loop == b.step_loop
 	s.conditional
 	s.line > b.line
-	k := closest_if(s)
+	s.guard >= 0
+	k := input.conditions[s.guard]
 	remainder(k)
 	not stepped_every_time(b)
 }
 
 # The other way to write the gate: `if (i + 1) % k != 0: continue` after
-# the backward, and the step unconditional after it.
+# the backward, in the step loop's own body, and the step unconditional
+# after it.
 gated contains [b, s, k] if {
 	some b in input.calls
-	b.name == ".backward"
-	every_step(b)
-	not contains(lower(b.receiver), "engine")
+	micro_backward(b)
 	some s in input.calls
 	optimizer_step(s)
 	every_step(s)
@@ -166,6 +174,8 @@ gated contains [b, s, k] if {
 	s.line > b.line
 	some k in input.conditions
 	k.step_loop == s.step_loop
+	k.loop == s.step_loop
+	not k.inner_loop
 	k.kind == "if"
 	k.skips
 	not k.conditional
@@ -191,26 +201,6 @@ stepped_every_time(b) if {
 	s.line >= b.line
 }
 
-# closest_if(s) is the if (or elif) that encloses call s: the last one
-# before it, in its step loop, indented less than the call's statement
-# (an if at the call's own indentation has ended before it).
-closest_if(s) := k if {
-	start := (s.column - count(s.receiver)) - 1
-	ifs := [[c.line, c.column, i] |
-		some i, c in input.conditions
-		c.step_loop == s.step_loop
-		c.kind in {"if", "elif"}
-		c.line <= s.line
-		keyword_column(c) < start
-	]
-	count(ifs) > 0
-	k := input.conditions[max(ifs)[2]]
-}
-
-# keyword_column is the column of a condition's if / elif keyword (the
-# condition's own position is its expression's).
-keyword_column(c) := c.column - (count(c.kind) + 1)
-
 fix := "fsdp2" if {
 	some u in input.features.ddp
 	endswith(u.name, "fully_shard")
@@ -227,9 +217,14 @@ finding contains f if {
 	not sync_handled
 	some l in {b.step_loop | some [b, _, _] in gated}
 	first := min({[b.line, b.column] | some [b, _, _] in gated; b.step_loop == l})
-	some [b, s, k] in gated
+	some [b, _, _] in gated
 	b.step_loop == l
 	[b.line, b.column] == first
+	# one finding for the backward: the first step it gates
+	step := min({[s.line, s.column] | some [b2, s, _] in gated; b2 == b})
+	some [b3, s, k] in gated
+	b3 == b
+	[s.line, s.column] == step
 	f := {
 		"msg": sprintf("%s all-reduces the gradients on every micro-batch, but %s runs only %s (line %d): on several GPUs, with more than one micro-batch a step, the all-reduces of those that do not step are wasted; skip them with %s", [
 			b.text, s.text, gate_text(k), k.line, skip_with[fix],
