@@ -2,6 +2,7 @@ package rules
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,4 +121,39 @@ func TestScriptFindingNeedsLocation(t *testing.T) {
 	if _, _, err := s.EvaluateScript(context.Background(), sf); err == nil || !strings.Contains(err.Error(), "no location") {
 		t.Errorf("got %v", err)
 	}
+}
+
+// TestScriptRulesOnManyFunctions: a script of a thousand functions, each
+// handed the loader in the epoch loop, is evaluated within the rules'
+// time limit. dataloader-persistent-workers joined every call with every
+// function and loop in Rego and timed out (a rule error); it reads the
+// scanner's functions[].iterates from sets now.
+func TestScriptRulesOnManyFunctions(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4)\n")
+	for i := range 1000 {
+		fmt.Fprintf(&b, "def f%d(a, b):\n    for x in b:\n        pass\n", i)
+	}
+	b.WriteString("for epoch in range(3):\n")
+	for i := range 1000 {
+		fmt.Fprintf(&b, "    f%d(model, loader)\n", i)
+	}
+	sf, err := script.Scan("many.py", []byte(b.String()))
+	if err != nil {
+		t.Skip("script scanner:", err)
+	}
+	s, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, _, err := s.EvaluateScript(context.Background(), sf)
+	if err != nil {
+		t.Fatalf("evaluate: %v", err)
+	}
+	for _, f := range fs {
+		if f.Rule == "dataloader-persistent-workers" && strings.Contains(f.Message, "f0() iterates it") {
+			return
+		}
+	}
+	t.Errorf("no dataloader-persistent-workers finding naming f0(): %+v", fs)
 }

@@ -83,10 +83,11 @@ type Call struct {
 	// ReceiverKeywords lists the keyword names of that receiver call
 	// ("device", "dtype").
 	ReceiverKeywords []string `json:"receiver_keywords"`
-	// ReceiverAssigned is, for a method called on a bare name, the
-	// canonical name of the call an earlier statement of its block last
-	// assigned to that name (z = torch.randn(n, d); z = z.to(device):
-	// "torch.randn"); "" otherwise, and when that call was given device=.
+	// ReceiverAssigned is, for .to / .cuda / .type_as called on a bare
+	// name, the canonical name of the call one of the 32 statements before
+	// it in its block last assigned to that name (z = torch.randn(n, d);
+	// z = z.to(device): "torch.randn"); "" otherwise, and when that call
+	// was given device=.
 	ReceiverAssigned string `json:"receiver_assigned"`
 	// Args are the positional arguments in order.
 	Args []Value `json:"args"`
@@ -161,8 +162,9 @@ type Condition struct {
 	// of the loop body runs only when the condition is false.
 	Skips bool `json:"skips"`
 	// Assigned is, for a condition that is a bare name, the source text
-	// (cut to 80 characters) of the value the statements before the if, in
-	// its block, last assign to it (update = (i + 1) % k == 0); "" otherwise.
+	// (cut to 80 characters) of the value one of the 32 statements before
+	// the if, in its block, last assigned to it (update = (i + 1) % k ==
+	// 0); "" otherwise.
 	Assigned string `json:"assigned"`
 	// Loop, StepLoop, StepRoot, InnerLoop and Conditional are as for Call (for a
 	// while step loop's own header, StepLoop is that loop).
@@ -440,9 +442,14 @@ type Facts struct {
 type Function struct {
 	Name string `json:"name"`
 	// Params are the parameter names in order (self included).
-	Params  []string `json:"params"`
-	Line    int      `json:"line"`
-	EndLine int      `json:"end_line"`
+	Params []string `json:"params"`
+	// Iterates are the parameters a for loop in the function (nested defs
+	// included) iterates, or that it hands on to a function of the script
+	// that does (one call deep), sorted; a DataLoader passed in them is
+	// looped over at every call.
+	Iterates []string `json:"iterates"`
+	Line     int      `json:"line"`
+	EndLine  int      `json:"end_line"`
 }
 
 // EnclosingFunction returns the innermost def containing line, or ok false

@@ -332,27 +332,30 @@ func (s *scanner) followWalk(n *sitter.Node, c ctx) {
 		}
 		return
 	case "if_statement":
-		cond := n.ChildByFieldName("condition")
-		s.condition("if", cond, c, c.conditional)
-		guard := s.runConstant(cond)
+		cond, guard := n.ChildByFieldName("condition"), s.ifCondition(n, c)
+		constant := s.runConstant(cond)
 		body := n.ChildByFieldName("consequence")
 		for _, ch := range children(n) {
 			cc := c
-			if (cond == nil || ch.Id() != cond.Id()) && !(guard && body != nil && ch.Id() == body.Id()) {
+			if (cond == nil || ch.Id() != cond.Id()) && !(constant && body != nil && ch.Id() == body.Id()) {
 				cc.conditional = true
+				cc.guard = guard
 			}
 			s.followWalk(ch, cc)
 		}
 		return
 	case "elif_clause":
-		s.condition("elif", n.ChildByFieldName("condition"), c, true)
+		c.guard = s.elifCondition(n, c)
 		c.conditional = true
-	case "conditional_expression", "else_clause":
+	case "conditional_expression":
+		c.conditional = true
+		c.guard = 0 // x if t else y: a test no Condition records
+	case "else_clause":
 		c.conditional = true
 	case "call":
 		if i, ok := s.callAt[span{n.StartByte(), n.EndByte()}]; ok && s.f.Calls[i].StepLoop < 0 {
 			call := &s.f.Calls[i]
-			call.Loop, call.StepLoop, call.InnerLoop, call.Conditional = c.loop, c.stepLoop, c.innerLoop, c.conditional
+			call.Loop, call.StepLoop, call.InnerLoop, call.Conditional, call.Guard = c.loop, c.stepLoop, c.innerLoop, c.conditional, c.guard-1
 			s.stepArgs(n, c.stepLoop, call)
 			s.queueFollow(n, c)
 		}

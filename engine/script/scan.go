@@ -7,6 +7,7 @@ package script
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -1020,6 +1021,38 @@ func (s *scanner) condition(kind string, cond *sitter.Node, c ctx, conditional b
 	s.f.Conditions = append(s.f.Conditions, k)
 }
 
+// ifCondition records the condition of if statement n in a step loop,
+// with whether its body starts with continue and, for a bare name, the
+// value it was last assigned; it returns the ctx.guard of the statement's
+// branches (0 when nothing was recorded).
+func (s *scanner) ifCondition(n *sitter.Node, c ctx) int {
+	cond := n.ChildByFieldName("condition")
+	before := len(s.f.Conditions)
+	s.condition("if", cond, c, c.conditional)
+	if len(s.f.Conditions) == before {
+		return 0
+	}
+	k := &s.f.Conditions[before]
+	k.Skips = startsWithContinue(n.ChildByFieldName("consequence"))
+	if cond.Kind() == "identifier" {
+		if v := s.assignedBefore(n, s.text(cond)); v != nil {
+			k.Assigned = short(s.text(v))
+		}
+	}
+	return before + 1
+}
+
+// elifCondition records an elif's condition in a step loop and returns the
+// ctx.guard of its branch (0 when nothing was recorded).
+func (s *scanner) elifCondition(n *sitter.Node, c ctx) int {
+	before := len(s.f.Conditions)
+	s.condition("elif", n.ChildByFieldName("condition"), c, true)
+	if len(s.f.Conditions) == before {
+		return 0
+	}
+	return before + 1
+}
+
 // startsWithContinue reports whether a block's first statement is
 // `continue`.
 func startsWithContinue(block *sitter.Node) bool {
@@ -1030,11 +1063,22 @@ func startsWithContinue(block *sitter.Node) bool {
 	return len(st) > 0 && st[0].Kind() == "continue_statement"
 }
 
+// deviceMove are the methods whose receiver's origin Call.ReceiverAssigned
+// records: a tensor moved to a device.
+var deviceMove = map[string]bool{".to": true, ".cuda": true, ".type_as": true}
+
+// assignedBack bounds how many statements assignedBefore looks back: the
+// pattern it reads (z = torch.randn(...); z = z.cuda()) is a few lines
+// long, and an unbounded walk from every call of a long block is quadratic
+// (8,000 module-level statements took two minutes).
+const assignedBack = 32
+
 // assignedBefore returns the value last assigned to name by the
-// statements before stmt in its block (name = value), the nearest first;
-// nil when none is.
+// assignedBack statements before stmt in its block (name = value), the
+// nearest first; nil when none is.
 func (s *scanner) assignedBefore(stmt *sitter.Node, name string) *sitter.Node {
-	for p := stmt.PrevNamedSibling(); p != nil; p = p.PrevNamedSibling() {
+	k := 0
+	for p := stmt.PrevNamedSibling(); p != nil && k < assignedBack; p, k = p.PrevNamedSibling(), k+1 {
 		if p.Kind() != "expression_statement" {
 			continue
 		}
@@ -1051,8 +1095,8 @@ func (s *scanner) assignedBefore(stmt *sitter.Node, name string) *sitter.Node {
 }
 
 // callAssignedBefore returns the canonical name of the call last assigned
-// to name by an earlier statement of the block holding n; "" when none is,
-// or when that call was given a device=.
+// to name by an earlier statement of the block holding n (within
+// assignedBack); "" when none is, or when that call was given a device=.
 func (s *scanner) callAssignedBefore(n *sitter.Node, name string) string {
 	stmt := n
 	for stmt.Parent() != nil && stmt.Parent().Kind() != "block" && stmt.Parent().Kind() != "module" {
@@ -1152,27 +1196,14 @@ func (s *scanner) walk(n *sitter.Node, c ctx) {
 	case "if_statement", "conditional_expression", "elif_clause", "else_clause":
 		if c.stepLoop >= 0 && n.Kind() == "if_statement" {
 			// The condition runs every step; the branches do not.
-			cond := n.ChildByFieldName("condition")
-			before := len(s.f.Conditions)
-			s.condition("if", cond, c, c.conditional)
-			if len(s.f.Conditions) > before {
-				k := &s.f.Conditions[before]
-				k.Skips = startsWithContinue(n.ChildByFieldName("consequence"))
-				if cond.Kind() == "identifier" {
-					if v := s.assignedBefore(n, s.text(cond)); v != nil {
-						k.Assigned = short(s.text(v))
-					}
-				}
-			}
-			guard := s.runConstant(cond)
+			cond, guard := n.ChildByFieldName("condition"), s.ifCondition(n, c)
+			constant := s.runConstant(cond)
 			body := n.ChildByFieldName("consequence")
 			for _, ch := range children(n) {
 				cc := c
-				if (cond == nil || ch.Id() != cond.Id()) && !(guard && body != nil && ch.Id() == body.Id()) {
+				if (cond == nil || ch.Id() != cond.Id()) && !(constant && body != nil && ch.Id() == body.Id()) {
 					cc.conditional = true
-					if len(s.f.Conditions) > before {
-						cc.guard = before + 1 // the body and the else branch; an elif sets its own
-					}
+					cc.guard = guard // the body and the else branch; an elif sets its own
 				}
 				s.walk(ch, cc)
 			}
@@ -1180,11 +1211,7 @@ func (s *scanner) walk(n *sitter.Node, c ctx) {
 		}
 		if c.stepLoop >= 0 {
 			if n.Kind() == "elif_clause" {
-				before := len(s.f.Conditions)
-				s.condition("elif", n.ChildByFieldName("condition"), c, true)
-				if len(s.f.Conditions) > before {
-					c.guard = before + 1
-				}
+				c.guard = s.elifCondition(n, c)
 			}
 			if n.Kind() == "conditional_expression" {
 				c.guard = 0 // x if t else y: a test no Condition records
@@ -1512,7 +1539,7 @@ func (s *scanner) call(n *sitter.Node, c ctx) {
 			}
 			slices.Sort(call.ReceiverKeywords)
 		}
-		if r.Kind() == "identifier" {
+		if r.Kind() == "identifier" && deviceMove[name] {
 			call.ReceiverAssigned = s.callAssignedBefore(n, s.text(r))
 		}
 	}
@@ -1689,12 +1716,32 @@ func (s *scanner) assignment(n *sitter.Node) {
 
 // finish sorts the comment-derived lists by position.
 func (s *scanner) finish() {
-	slices.SortStableFunc(s.f.Conditions, func(a, b Condition) int {
+	// Conditions by position (step functions are walked after the main
+	// walk), with the calls' Guard indexes moved along.
+	order := make([]int, len(s.f.Conditions))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(i, j int) int {
+		a, b := &s.f.Conditions[i], &s.f.Conditions[j]
 		if a.Line != b.Line {
 			return a.Line - b.Line
 		}
 		return a.Column - b.Column
 	})
+	moved := make([]int, len(order))
+	sorted := make([]Condition, len(order))
+	for to, from := range order {
+		moved[from] = to
+		sorted[to] = s.f.Conditions[from]
+	}
+	s.f.Conditions = sorted
+	for i := range s.f.Calls {
+		if g := s.f.Calls[i].Guard; g >= 0 {
+			s.f.Calls[i].Guard = moved[g]
+		}
+	}
+	s.iterated()
 	slices.SortStableFunc(s.f.Ignores, func(a, b Ignore) int { return a.Line - b.Line })
 	slices.SortStableFunc(s.f.Diagnostics, func(a, b Diagnostic) int {
 		if a.Line != b.Line {
@@ -1702,6 +1749,103 @@ func (s *scanner) finish() {
 		}
 		return a.Column - b.Column
 	})
+}
+
+// iterated fills Function.Iterates: the parameters a for loop in the
+// function (nested defs included) iterates, then, one hand-off further,
+// those it passes to a function of the script that iterates the parameter
+// receiving them (validate(val_loader) -> run_validate(loader)). Functions
+// are found by name, a method call (.name) past its self.
+func (s *scanner) iterated() {
+	fs := s.f.Functions
+	byName := map[string][]int{}
+	for i, fn := range fs {
+		byName[fn.Name] = append(byName[fn.Name], i)
+	}
+	// enclosing lists the functions whose lines hold line.
+	enclosing := func(line int) []int {
+		var out []int
+		for i, fn := range fs {
+			if fn.Line <= line && line <= fn.EndLine {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	direct := make([]map[string]bool, len(fs))
+	for _, l := range s.f.Loops {
+		if l.Kind != "for" {
+			continue
+		}
+		for _, i := range enclosing(l.Line) {
+			if slices.Contains(fs[i].Params, l.Iter) {
+				if direct[i] == nil {
+					direct[i] = map[string]bool{}
+				}
+				direct[i][l.Iter] = true
+			}
+		}
+	}
+	all := make([]map[string]bool, len(fs))
+	for i := range fs {
+		all[i] = map[string]bool{}
+		for p := range direct[i] {
+			all[i][p] = true
+		}
+	}
+	for _, c := range s.f.Calls {
+		for _, g := range s.callees(c, byName) {
+			for k, p := range s.receiving(c, fs[g]) {
+				if !direct[g][p] {
+					continue
+				}
+				for _, i := range enclosing(c.Line) {
+					if i != g && slices.Contains(fs[i].Params, k) {
+						all[i][k] = true
+					}
+				}
+			}
+		}
+	}
+	for i := range fs {
+		fs[i].Iterates = slices.Sorted(maps.Keys(all[i]))
+	}
+}
+
+// callees are the functions of the script call c may run: by name, or,
+// for a method call, a method (its first parameter self) of that name.
+func (s *scanner) callees(c Call, byName map[string][]int) []int {
+	name, method := strings.CutPrefix(c.Name, ".")
+	var out []int
+	for _, i := range byName[name] {
+		ps := s.f.Functions[i].Params
+		if !method || len(ps) > 0 && ps[0] == "self" {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// receiving maps the text of each argument of c that is a plain name to
+// the parameter of fn receiving it (positional past self for a method
+// call, or by keyword).
+func (s *scanner) receiving(c Call, fn Function) map[string]string {
+	out := map[string]string{}
+	off := 0
+	if strings.HasPrefix(c.Name, ".") {
+		off = 1
+	}
+	for k, a := range c.Args {
+		if a.Kind == "name" && k+off < len(fn.Params) {
+			out[a.Text] = fn.Params[k+off]
+		}
+	}
+	for name, a := range c.Keywords {
+		if a.Kind == "name" && slices.Contains(fn.Params, name) {
+			out[a.Text] = name
+		}
+	}
+	return out
 }
 
 // params lists a def's parameter names in order (self included; *args

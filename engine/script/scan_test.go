@@ -629,3 +629,59 @@ func TestReceiverAssigned(t *testing.T) {
 		t.Errorf("receiver_assigned %v, want %v", got, want)
 	}
 }
+
+// TestFunctionIterates: parameters a function's loops iterate, nested defs
+// included, and one hand-off further, by position, keyword and method.
+func TestFunctionIterates(t *testing.T) {
+	f := scan(t, `def train(model, loader):
+    for x in loader:
+        pass
+def validate(val_loader, model):
+    def run(loader):
+        for x in enumerate(loader):
+            pass
+    run(val_loader)
+def handoff(a, b):
+    train(model, loader=b)
+def other(a, b):
+    for x in a:
+        pass
+    train(b, model)
+class T:
+    def fit(self, dl):
+        for x in dl:
+            pass
+`)
+	got := map[string][]string{}
+	for _, fn := range f.Functions {
+		got[fn.Name] = fn.Iterates
+	}
+	want := map[string][]string{"train": {"loader"}, "validate": {"val_loader"}, "run": {"loader"}, "handoff": {"b"}, "other": {"a"}, "fit": {"dl"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("iterates %v, want %v", got, want)
+	}
+}
+
+// TestCallGuardAfterSort: a step function's conditions are found after the
+// main walk and sorted into place; its calls' Guard follows them.
+func TestCallGuardAfterSort(t *testing.T) {
+	f := scan(t, `def train_step(x, y, i):
+    loss = model(x).sum()
+    loss.backward()
+    if (i + 1) % k == 0:
+        opt.step()
+for i, (x, y) in enumerate(loader):
+    if i % 100 == 0:
+        print(i)
+    train_step(x, y, i)
+`)
+	for _, c := range f.Calls {
+		if c.Name == ".step" {
+			if c.Guard < 0 || f.Conditions[c.Guard].Text != "(i + 1) % k == 0" {
+				t.Fatalf("opt.step() guard %d in %+v", c.Guard, f.Conditions)
+			}
+			return
+		}
+	}
+	t.Fatal("no .step call")
+}

@@ -88,62 +88,52 @@ finding contains f if {
 }
 
 # passes(dl) contains [line, call] for each call in a loop that hands dl
-# to a function (or a method, past its self) of the script whose loop
-# iterates the parameter that receives it.
+# to a function (or a method, past its self) of the script that loops over
+# the parameter receiving it (the scanner's functions[].iterates, one
+# hand-off deep). Looked up in sets built once: a script of a thousand
+# functions and calls is not a thousand squared.
 passes(dl) := {[c.line, c] |
 	some c in input.calls
 	c.loop >= 0
-	some fn in input.functions
-	callee(c, fn)
-	some param in received(c, fn, dl.var)
-	iterates(fn, param)
+	some k, a in c.args
+	a.text == dl.var
+	[c.name, k] in iterated_at
+} | {[c.line, c] |
+	some c in input.calls
+	c.loop >= 0
+	some name, a in c.keywords
+	a.text == dl.var
+	[c.name, name] in iterated_named
 }
 
-callee(c, fn) if fn.name == c.name
+# iterated_at holds [call name, argument position] for the parameters a
+# function iterates: "name" for a plain call, ".name" for a method call
+# (positions past self).
+iterated_at contains [fn.name, i] if {
+	some fn in input.functions
+	some i, p in fn.params
+	p in fn.iterates
+}
 
-callee(c, fn) if {
-	startswith(c.name, ".")
-	fn.name == trim_prefix(c.name, ".")
+iterated_at contains [concat("", [".", fn.name]), i - 1] if {
+	some fn in input.functions
 	count(fn.params) > 0
 	fn.params[0] == "self"
+	some i, p in fn.params
+	i > 0
+	p in fn.iterates
 }
 
-# received is the set of fn's parameters that call c passes v to (a call
-# may pass it twice: train(model, loader, loader)).
-received(c, fn, v) := {fn.params[k + offset(c)] |
-	some k, a in c.args
-	a.text == v
-	k + offset(c) < count(fn.params)
-} | {name |
-	some name, a in c.keywords
-	a.text == v
-	name in fn.params
+iterated_named contains [fn.name, p] if {
+	some fn in input.functions
+	some p in fn.iterates
 }
 
-offset(c) := 1 if startswith(c.name, ".")
-else := 0
-
-iterates(fn, param) if loops_over(fn, param)
-
-# One hand-off further: fn passes the loader on to a function that loops
-# over it (imagenet's validate hands val_loader to run_validate).
-iterates(fn, param) if {
-	some c in input.calls
-	fn.line <= c.line
-	c.line <= fn.end_line
-	some g in input.functions
-	g.name != fn.name
-	callee(c, g)
-	some q in received(c, g, param)
-	loops_over(g, q)
-}
-
-loops_over(fn, param) if {
-	some l in input.loops
-	l.kind == "for"
-	l.iter == param
-	fn.line <= l.line
-	l.line <= fn.end_line
+iterated_named contains [concat("", [".", fn.name]), p] if {
+	some fn in input.functions
+	count(fn.params) > 0
+	fn.params[0] == "self"
+	some p in fn.iterates
 }
 
 finding contains f if {
