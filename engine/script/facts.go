@@ -377,6 +377,17 @@ type Features struct {
 	// nullcontext): the attributes no_sync, no_backward_sync, accumulate,
 	// set_requires_gradient_sync and require_backward_grad_sync (Name).
 	GradSyncSwitches []Use `json:"grad_sync_switches"`
+	// ManualAttention are softmax calls of attention written out by hand
+	// in a def: softmax over scores from a product with a transposed
+	// operand (q @ k.transpose(-2, -1), an einsum contracting both inputs'
+	// last index), whose result is multiplied again (att @ v), directly
+	// or through names assigned from it (masked_fill, dropout). Name is
+	// the softmax's canonical name, at the softmax call.
+	ManualAttention []Use `json:"manual_attention"`
+	// FusedAttention are calls of fused attention kernels:
+	// torch.nn.functional.scaled_dot_product_attention, flex_attention,
+	// flash_attn.*, xformers.ops.memory_efficient_attention.
+	FusedAttention []Use `json:"fused_attention"`
 }
 
 // Ignore is one `# stepdoctor: ignore[rule-id, ...] reason` comment.

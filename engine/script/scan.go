@@ -92,6 +92,7 @@ func scanIn(file string, src []byte, dir string) (*Facts, error) {
 	s.functions(root)
 	s.walk(root, ctx{loop: -1, stepLoop: -1, profiler: -1})
 	s.stepFunctions(root)
+	s.attention(root)
 	s.placeSiblingConv()
 	s.resolveDefaults()
 	s.finish()
@@ -156,7 +157,7 @@ func newFacts(file string, src []byte) *Facts {
 			Autocast: []Use{}, GradScaler: []Use{}, CudnnBenchmark: []Use{}, Deterministic: []Use{}, Compile: []Use{},
 			JitScript: []Use{}, DataParallel: []Use{}, DDP: []Use{}, Conv: []Use{}, CUDA: []Use{},
 			Frameworks: []Use{}, MixedPrecision: []Use{}, Accelerator: []Use{}, GPUHints: []Use{}, CPUOnly: []Use{},
-			GradWrites: []Use{}, GradSyncSwitches: []Use{},
+			GradWrites: []Use{}, GradSyncSwitches: []Use{}, ManualAttention: []Use{}, FusedAttention: []Use{},
 		},
 	}
 }

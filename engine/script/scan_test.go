@@ -685,3 +685,94 @@ for i, (x, y) in enumerate(loader):
 	}
 	t.Fatal("no .step call")
 }
+
+// TestManualAttention checks where Features.ManualAttention points in the
+// written-out attention of common model code, and what it leaves.
+func TestManualAttention(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		want      []int // lines of the softmax calls reported
+	}{
+		{"timm ViT", `class Attention(nn.Module):
+    def forward(self, x):
+        q, k, v = qkv.unbind(0)
+        attn = (q @ k.transpose(-2, -1)) * self.scale
+        attn = attn.softmax(dim=-1)
+        attn = self.attn_drop(attn)
+        x = (attn @ v).transpose(1, 2).reshape(B, N, C)
+        return x
+`, []int{5}},
+		{"Hugging Face GPT-2, an nn.Softmax module and a cast between", `from torch import nn
+import torch
+class Attn(nn.Module):
+    def _attn(self, query, key, value, attention_mask=None):
+        attn_weights = torch.matmul(query, key.transpose(-1, -2))
+        attn_weights = attn_weights / torch.full([], value.size(-1) ** 0.5)
+        if attention_mask is not None:
+            attn_weights = attn_weights + attention_mask
+        attn_weights = self.softmax(attn_weights)
+        attn_weights = attn_weights.type(value.dtype)
+        attn_weights = self.attn_dropout(attn_weights)
+        attn_output = torch.matmul(attn_weights, value)
+        return attn_output, attn_weights
+`, []int{9}},
+		{"two attentions in one def, the output reused", `import torch.nn.functional as F
+def f(q, k, v, q2, k2):
+    a = F.softmax(q @ k.transpose(1, 2), dim=-1)
+    y = a @ v
+    b = F.softmax(q2 @ k2.permute(0, 2, 1), dim=-1)
+    return b @ y, y @ w
+`, []int{3, 5}},
+		{"the output of attention is not attention", `import torch.nn.functional as F
+def f(q, k, v, w):
+    a = F.softmax(q @ k.transpose(1, 2), dim=-1)
+    y = a @ v
+    z = F.softmax(y, dim=-1)
+    return z @ w
+`, []int{3}},
+		{"log_softmax is a loss, not attention", `import torch.nn.functional as F
+def f(q, k, v):
+    a = F.log_softmax(q @ k.transpose(1, 2), dim=-1)
+    return a @ v
+`, nil},
+		{"a nested def keeps its own names", `import torch.nn.functional as F
+def outer(q, k, v):
+    a = F.softmax(q @ k.transpose(1, 2), dim=-1)
+    def inner(a, v):
+        return a @ v
+    return inner
+`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := scan(t, tc.src)
+			var got []int
+			for _, u := range f.Features.ManualAttention {
+				got = append(got, u.Line)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("manual attention at lines %v, want %v", got, tc.want)
+			}
+		})
+	}
+	f := scan(t, "from flash_attn import flash_attn_func\ny = flash_attn_func(q, k, v, causal=True)\n")
+	if len(f.Features.FusedAttention) != 1 || f.Features.FusedAttention[0].Name != "flash_attn.flash_attn_func" {
+		t.Errorf("fused attention %+v, want flash_attn.flash_attn_func", f.Features.FusedAttention)
+	}
+}
+
+// TestManualAttentionLongChain scans a def whose statements multiply the
+// softmax in a chain of 3,000 products: each node's facts are computed
+// once (walking each product's operands again took 9m50s on this input,
+// past go test's default timeout).
+func TestManualAttentionLongChain(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("import torch\ndef f(q, k, v):\n    att = torch.softmax(q @ k.transpose(-2, -1), dim=-1)\n    y = att")
+	for range 3000 {
+		b.WriteString(" @ att")
+	}
+	b.WriteString("\n    return y\n")
+	f := scan(t, b.String())
+	if len(f.Features.ManualAttention) != 1 || f.Features.ManualAttention[0].Line != 3 {
+		t.Errorf("manual attention %+v, want the softmax at line 3 once", f.Features.ManualAttention)
+	}
+}
