@@ -89,6 +89,13 @@ type Call struct {
 	// z = z.to(device): "torch.randn"); "" otherwise, and when that call
 	// was given device=.
 	ReceiverAssigned string `json:"receiver_assigned"`
+	// ReceiverOrigin is, for .to / .cuda / .type_as called on a name or a
+	// subscript of one (x, x[idx]), the call whose value was last assigned
+	// to that name before it: in its block or, before the statement that
+	// holds that block, in an enclosing one (assignedBack statements at
+	// each level, up to the def). X = X.to(device) before a loop makes
+	// X[idx].to(device) in it no copy at all. Null when no call is found.
+	ReceiverOrigin *Origin `json:"receiver_origin"`
 	// Args are the positional arguments in order.
 	Args []Value `json:"args"`
 	// Keywords maps keyword argument names to their values.
@@ -444,6 +451,15 @@ type Facts struct {
 	// Source is the script's text, for renderers that quote lines
 	// (fingerprints, snippets); not part of the rule input.
 	Source []byte `json:"-"`
+}
+
+// Origin is the call a name was last assigned from, with its arguments as
+// written (the fields of Call that the rules' device tests read).
+type Origin struct {
+	Name     string           `json:"name"`
+	Args     []Value          `json:"args"`
+	Keywords map[string]Value `json:"keywords"`
+	Pos
 }
 
 // Function is a def in the script: its name, the line Python reports as

@@ -1113,6 +1113,48 @@ func (s *scanner) callAssignedBefore(n *sitter.Node, name string) string {
 	return s.calleeName(r)
 }
 
+// receiverOrigin returns the call last assigned to the name at the root of
+// receiver r (x of x or x[i][j]) before call n: looked up in n's block,
+// then before each enclosing statement in its block, up to the def
+// (Call.ReceiverOrigin). Nil when the name's last value there is not a
+// call, or none is found.
+func (s *scanner) receiverOrigin(n, r *sitter.Node) *Origin {
+	for r.Kind() == "subscript" {
+		if r = r.ChildByFieldName("value"); r == nil {
+			return nil
+		}
+	}
+	if r.Kind() != "identifier" {
+		return nil
+	}
+	name := s.text(r)
+	// Most receivers (a batch from the loop target) are never assigned a
+	// call's value: no walk up the tree (each Parent is a search from the
+	// root) for them.
+	if !slices.ContainsFunc(s.allAssigns[name], func(a assigned) bool { return a.idx < 0 && a.v.Kind() == "call" }) {
+		return nil
+	}
+	for stmt, p := n, n.Parent(); p != nil; stmt, p = p, p.Parent() {
+		switch stmt.Kind() {
+		case "function_definition", "class_definition", "lambda":
+			return nil
+		}
+		if p.Kind() != "block" && p.Kind() != "module" {
+			continue
+		}
+		v := s.assignedBefore(stmt, name)
+		if v == nil {
+			continue
+		}
+		if v.Kind() != "call" {
+			return nil
+		}
+		args, kw, _ := s.args(v)
+		return &Origin{Name: s.calleeName(v), Args: args, Keywords: kw, Pos: s.pos(v)}
+	}
+	return nil
+}
+
 // collectTensors records names assigned from calls (or bound as the loop
 // target) inside a step loop, not descending into nested functions.
 func (s *scanner) collectTensors(loop *sitter.Node, set map[string]bool) {
@@ -1542,6 +1584,9 @@ func (s *scanner) call(n *sitter.Node, c ctx) {
 		}
 		if r.Kind() == "identifier" && deviceMove[name] {
 			call.ReceiverAssigned = s.callAssignedBefore(n, s.text(r))
+		}
+		if deviceMove[name] {
+			call.ReceiverOrigin = s.receiverOrigin(n, r)
 		}
 	}
 	if p := n.Parent(); p != nil && p.Kind() == "assignment" {

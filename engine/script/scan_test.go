@@ -4,6 +4,7 @@ package script
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -774,5 +775,45 @@ func TestManualAttentionLongChain(t *testing.T) {
 	f := scan(t, b.String())
 	if len(f.Features.ManualAttention) != 1 || f.Features.ManualAttention[0].Line != 3 {
 		t.Errorf("manual attention %+v, want the softmax at line 3 once", f.Features.ManualAttention)
+	}
+}
+
+// TestReceiverOrigin: the call last assigned to the name at the root of a
+// device move's receiver, found before the loops that hold the move and
+// not past its def.
+func TestReceiverOrigin(t *testing.T) {
+	f := scan(t, `import torch
+X = torch.tensor(data).to(device)
+Y = labels
+def train(X):
+    for epoch in range(3):
+        for idx in sampler:
+            a = X[idx].to(device)
+Z = torch.zeros(4, device="cpu")
+for epoch in range(3):
+    for idx in sampler:
+        b = X[idx][0].to(device)
+        c = Y[idx].to(device)
+        d = Z[idx].cuda()
+`)
+	got := map[string]string{}
+	for _, c := range f.Calls {
+		if c.Name == ".to" || c.Name == ".cuda" {
+			o := "none"
+			if c.ReceiverOrigin != nil {
+				o = fmt.Sprintf("%s at line %d", c.ReceiverOrigin.Name, c.ReceiverOrigin.Line)
+			}
+			got[c.Text] = o
+		}
+	}
+	want := map[string]string{
+		"torch.tensor(data).to(device)": "none",
+		"X[idx].to(device)":             "none", // X is train's parameter
+		"X[idx][0].to(device)":          ".to at line 2",
+		"Y[idx].to(device)":             "none", // not assigned from a call
+		"Z[idx].cuda()":                 "torch.zeros at line 8",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("receiver_origin %v, want %v", got, want)
 	}
 }

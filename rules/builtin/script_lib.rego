@@ -190,7 +190,11 @@ lines_text(ls) := sprintf("lines %s", [concat(", ", [sprintf("%d", [l]) | some l
 # non_blocking=True: .cuda(), or .to(...) with a device, not of a freshly
 # created tensor (cpu-tensor-then-copy), not of a Module (model.to(device)
 # moves parameters once), not to the device of an accelerate / Fabric
-# object whose prepared DataLoader already placed the batch.
+# object whose prepared DataLoader already placed the batch, not of a
+# tensor already on the device (a receiver whose name was last assigned
+# from a device move or a factory given device=, c.receiver_origin:
+# X = X.to(device) before the loop makes X[idx].to(device) in it return
+# X's slice without a copy).
 blocking_copy(c) if {
 	to_device(c)
 	not c.receiver_call in factories
@@ -199,7 +203,27 @@ blocking_copy(c) if {
 	not c.framework_device
 	not rpc_result(c)
 	not literal(keyword(c, "non_blocking"), true)
+	not placed(c.receiver_origin)
 }
+
+# placed(o) holds for a call whose value is on the device: a device move,
+# or a factory given a device= that is not the CPU.
+placed(o) if to_device(o)
+
+placed(o) if {
+	o.name in factories
+	o.keywords.device.present
+	not cpu_value(o.keywords.device)
+}
+
+# cpu_value(v) holds for an argument that names the CPU: "cpu" or a name
+# such as cpu_device.
+cpu_value(v) if {
+	v.kind == "string"
+	startswith(v.value, "cpu")
+}
+
+cpu_value(v) if cpu_name(v.text)
 
 # rpc_result holds for a move of what a torch.distributed.rpc call
 # returned (rpc.rpc_sync(...).cuda()): a model or tensors fetched from
