@@ -24,7 +24,10 @@
 #   `"cuda"` device, the nccl backend, a sibling module importing it that uses a GPU, DDP / FSDP, accelerate or Lightning); Module moves (`model.to(device)`,
 #   a name assigned from an `nn.Module` constructor or a `.train()` / `.eval()`
 #   chain); `batch.to(accelerator.device)` when the script `prepare()`s its
-#   loaders (they already place batches); and in a loop that syncs every step
+#   loaders (they already place batches); a move of a tensor already on the
+#   device (its name last assigned, before the loop or in it, from a device
+#   move or a factory given a non-CPU `device=`: `X = X.to(device)`, then
+#   `X[idx].to(device)` copies nothing); and in a loop that syncs every step
 #   (`host-sync-in-loop` names the copies there: `non_blocking` gains nothing
 #   while the host waits every step anyway).
 #   In a trace these are `memcpy_pageable_htod_count` and `memcpy_time_ratio`.
