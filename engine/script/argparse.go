@@ -5,6 +5,8 @@ package script
 import (
 	"regexp"
 	"strings"
+
+	sitter "github.com/tree-sitter/go-tree-sitter"
 )
 
 // argDefault records the literal default of an argparse option:
@@ -72,4 +74,81 @@ func (s *scanner) resolveDefaults() {
 		fill(&dl.PrefetchFactor)
 		fill(&dl.BatchSize)
 	}
+}
+
+// tripCounts sets Loop.Trips of the for loops over range(...) whose
+// bounds are known.
+func (s *scanner) tripCounts() {
+	for _, r := range s.ranges {
+		args := namedChildren(r.call.ChildByFieldName("arguments"))
+		if len(args) == 0 || len(args) > 3 {
+			continue
+		}
+		b := make([]int64, len(args))
+		known := true
+		for i, a := range args {
+			b[i], known = s.intValue(a, 0)
+			if !known {
+				break
+			}
+		}
+		if !known {
+			continue
+		}
+		lo, hi, step := int64(0), b[0], int64(1)
+		if len(b) > 1 {
+			lo, hi = b[0], b[1]
+		}
+		if len(b) > 2 {
+			step = b[2]
+		}
+		if step > 0 && hi > lo {
+			s.f.Loops[r.loop].Trips = (hi - lo + step - 1) / step
+		}
+	}
+}
+
+// intValue evaluates an integer expression of literals, names assigned
+// one integer literal, command-line option defaults and + - *; depth
+// bounds the recursion.
+func (s *scanner) intValue(n *sitter.Node, depth int) (int64, bool) {
+	if n == nil || depth > 8 {
+		return 0, false
+	}
+	switch n.Kind() {
+	case "integer":
+		v := s.value(n)
+		i, ok := v.Value.(int64)
+		return i, ok
+	case "parenthesized_expression":
+		if c := namedChildren(n); len(c) == 1 {
+			return s.intValue(c[0], depth+1)
+		}
+	case "identifier":
+		if as := s.allAssigns[s.text(n)]; len(as) == 1 && as[0].idx < 0 && as[0].v.Kind() == "integer" {
+			return s.intValue(as[0].v, depth+1)
+		}
+	case "attribute":
+		if m := optionRef.FindStringSubmatch(s.text(n)); m != nil {
+			if d, ok := s.argDefaults[m[1]].(int64); ok {
+				return d, true
+			}
+		}
+	case "binary_operator":
+		op := n.ChildByFieldName("operator")
+		x, ok1 := s.intValue(n.ChildByFieldName("left"), depth+1)
+		y, ok2 := s.intValue(n.ChildByFieldName("right"), depth+1)
+		if op == nil || !ok1 || !ok2 || x < -1<<31 || x > 1<<31 || y < -1<<31 || y > 1<<31 {
+			return 0, false
+		}
+		switch s.text(op) {
+		case "+":
+			return x + y, true
+		case "-":
+			return x - y, true
+		case "*":
+			return x * y, true
+		}
+	}
+	return 0, false
 }

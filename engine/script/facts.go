@@ -191,6 +191,11 @@ type Loop struct {
 	// unwrapping enumerate(), tqdm(), iter() and zip() (first argument);
 	// a while loop's condition.
 	Iter string `json:"iter"`
+	// Trips is how many times a for loop over range(...) runs when its
+	// bounds are known: integer literals, names assigned one integer
+	// literal, the defaults of command-line options (range(args.epochs),
+	// range(1, opt.nEpochs + 1)), and + - * of those; 0 when unknown.
+	Trips int64 `json:"trips"`
 	// OverLoader is true when Iter names a variable assigned from a
 	// DataLoader(...) call, or a name containing "loader"; for a while
 	// loop, when its body draws batches with next() from such a loader or
@@ -473,7 +478,13 @@ type Function struct {
 	// Iterates are the parameters a for loop in the function (nested defs
 	// included) iterates, or that it hands on to a function of the script
 	// that does (one call deep), sorted; a DataLoader passed in them is
-	// looped over at every call.
+	// looped over at every call. A method (first parameter self) lists
+	// the attributes of self it loops over the same way, directly or in a
+	// method it calls on self ("self.train_loader"), and any function the
+	// names it loops over that it neither takes nor assigns, read from
+	// the module or an enclosing def (a trainloader built at module level
+	// and looped over in train(epoch)), directly or in a function it
+	// calls.
 	Iterates []string `json:"iterates"`
 	Line     int      `json:"line"`
 	EndLine  int      `json:"end_line"`

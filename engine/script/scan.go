@@ -95,6 +95,7 @@ func scanIn(file string, src []byte, dir string) (*Facts, error) {
 	s.attention(root)
 	s.placeSiblingConv()
 	s.resolveDefaults()
+	s.tripCounts()
 	s.finish()
 	return s.f, nil
 }
@@ -217,6 +218,15 @@ type scanner struct {
 	inError int
 	// lineStarts are the byte offsets where lines begin (built on first use).
 	lineStarts []int
+	// ranges are the for loops over range(...), counted once the
+	// command-line defaults are known (tripCounts).
+	ranges []loopRange
+}
+
+// loopRange is a for loop's index in Facts.Loops and its range(...) call.
+type loopRange struct {
+	loop int
+	call *sitter.Node
 }
 
 // span is a node's byte range.
@@ -1301,6 +1311,9 @@ func (s *scanner) loop(n *sitter.Node, c ctx) {
 			l.Iter = short(s.text(cond))
 		}
 	} else if r := n.ChildByFieldName("right"); r != nil {
+		if r.Kind() == "call" && s.calleeName(r) == "range" {
+			defer func(idx int) { s.ranges = append(s.ranges, loopRange{idx, r}) }(len(s.f.Loops))
+		}
 		it := s.unwrapIter(r)
 		l.Iter = short(s.text(it))
 		l.OverLoader = s.overLoader(it)
@@ -1823,8 +1836,17 @@ func (s *scanner) iterated() {
 		if l.Kind != "for" {
 			continue
 		}
-		for _, i := range enclosing(l.Line) {
-			if slices.Contains(fs[i].Params, l.Iter) {
+		in := enclosing(l.Line)
+		innermost := -1
+		for _, i := range in {
+			if innermost < 0 || fs[i].Line >= fs[innermost].Line {
+				innermost = i
+			}
+		}
+		for _, i := range in {
+			// A name read from outside counts for the def the loop is in
+			// (an outer def may hold it as a nested def's parameter).
+			if slices.Contains(fs[i].Params, l.Iter) || isMethod(fs[i]) && selfAttr(l.Iter) || i == innermost && s.freeName(fs[i], l.Iter) {
 				if direct[i] == nil {
 					direct[i] = map[string]bool{}
 				}
@@ -1841,6 +1863,17 @@ func (s *scanner) iterated() {
 	}
 	for _, c := range s.f.Calls {
 		for _, g := range s.callees(c, byName) {
+			for p := range direct[g] {
+				self := selfAttr(p)
+				if self && (c.Receiver != "self" || !isMethod(fs[g])) || !self && slices.Contains(fs[g].Params, p) {
+					continue
+				}
+				for _, i := range enclosing(c.Line) {
+					if i != g && (self && isMethod(fs[i]) || !self && s.freeName(fs[i], p)) {
+						all[i][p] = true
+					}
+				}
+			}
 			for k, p := range s.receiving(c, fs[g]) {
 				if !direct[g][p] {
 					continue
@@ -1856,6 +1889,41 @@ func (s *scanner) iterated() {
 	for i := range fs {
 		fs[i].Iterates = slices.Sorted(maps.Keys(all[i]))
 	}
+}
+
+// freeName reports whether t is a plain name that fn reads from an
+// enclosing scope: not one of its parameters, and assigned nowhere in its
+// lines (a loader built at module level and looped over in train()).
+func (s *scanner) freeName(fn Function, t string) bool {
+	if t == "" || t == "self" || !isIdentifier(t) || slices.Contains(fn.Params, t) {
+		return false
+	}
+	for _, a := range s.allAssigns[t] {
+		if l := int(a.v.StartPosition().Row) + 1; fn.Line <= l && l <= fn.EndLine {
+			return false
+		}
+	}
+	return true
+}
+
+// isIdentifier reports whether t is a Python identifier (ASCII letters,
+// digits and underscores, not starting with a digit).
+func isIdentifier(t string) bool {
+	for i, r := range t {
+		if r != '_' && !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || i > 0 && '0' <= r && r <= '9') {
+			return false
+		}
+	}
+	return t != ""
+}
+
+// isMethod reports whether fn's first parameter is self.
+func isMethod(fn Function) bool { return len(fn.Params) > 0 && fn.Params[0] == "self" }
+
+// selfAttr reports whether t is an attribute of self: "self.train_loader".
+func selfAttr(t string) bool {
+	a, ok := strings.CutPrefix(t, "self.")
+	return ok && a != "" && !strings.ContainsAny(a, ".[( ")
 }
 
 // callees are the functions of the script call c may run: by name, or,

@@ -817,3 +817,70 @@ for epoch in range(3):
 		t.Errorf("receiver_origin %v, want %v", got, want)
 	}
 }
+
+// TestLoopTrips: the trip counts of for loops over range() with known
+// bounds, and 0 for the others.
+func TestLoopTrips(t *testing.T) {
+	f := scan(t, `import argparse
+EPOCHS = 200
+STEPS = 10
+STEPS = 20
+parser = argparse.ArgumentParser()
+parser.add_argument("--nEpochs", type=int, default=2)
+parser.add_argument("--epochs", type=int, default=90)
+opt = parser.parse_args()
+for a in range(1, opt.nEpochs + 1): pass
+for b in range(EPOCHS): pass
+for c in range(opt.epochs * 2): pass
+for d in range(0, 10, 3): pass
+for e in range(n): pass
+for f in range(5, 1): pass
+for g in range(STEPS): pass
+for h in enumerate(range(3)): pass
+`)
+	var got []int64
+	for _, l := range f.Loops {
+		got = append(got, l.Trips)
+	}
+	// STEPS is assigned twice: unknown; enumerate(range(3)) is not a range.
+	want := []int64{2, 200, 180, 4, 0, 0, 0, 0}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("trips %v, want %v", got, want)
+	}
+}
+
+// TestFunctionIteratesFreeAndSelf: a function lists the module-level
+// names and, for a method, the attributes of self it loops over, also one
+// call further; a name it assigns is its own.
+func TestFunctionIteratesFreeAndSelf(t *testing.T) {
+	f := scan(t, `trainloader = make()
+def train(epoch):
+    for x in trainloader:
+        pass
+def run():
+    train(0)
+def local():
+    trainloader = make()
+    for x in trainloader:
+        pass
+class T:
+    def _epoch(self):
+        for b in self.loader:
+            pass
+    def fit(self):
+        self._epoch()
+    def other(self, t):
+        t._epoch()
+`)
+	got := map[string][]string{}
+	for _, fn := range f.Functions {
+		got[fn.Name] = append([]string{}, fn.Iterates...)
+	}
+	want := map[string][]string{
+		"train": {"trainloader"}, "run": {"trainloader"}, "local": {},
+		"_epoch": {"self.loader"}, "fit": {"self.loader"}, "other": {},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("iterates %v, want %v", got, want)
+	}
+}

@@ -19,9 +19,15 @@
 #   function of the script that loops over batches (`for epoch in ...:
 #   train(train_loader, ...)`, the way most scripts are written; a method
 #   of the script's classes too) and loops over the parameter that receives
-#   it. A
+#   it. A loader kept on `self` and looped over by a method that another
+#   method calls from its epoch loop (`self.fit()` running
+#   `self._run_epoch()`), and one built at module level (or in an enclosing
+#   def) that a function loops over by name (`for epoch in range(200):
+#   train(epoch)` with `for x, y in trainloader:` inside), count too. A
 #   DataLoader built inside the loop is rebuilt at every pass anyway, and
-#   left out.
+#   left out, as is an outer loop known to run at most `few_passes` times
+#   (`range(2)`, `range(args.epochs)` with a default of 2): a restart or two
+#   in the whole run.
 #
 #   **Impact estimate.** The script alone measures nothing, so the impact is a prior: 1% of step time (`impact`), with confidence "likely".
 # custom:
@@ -32,6 +38,7 @@
 #   confidence: likely
 #   params:
 #     impact: 0.01
+#     few_passes: 3
 #   references:
 #     - https://pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader
 #     - https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html#enable-async-data-loading-and-augmentation
@@ -68,13 +75,27 @@ built_in_loop(dl) if {
 	c.loop >= 0
 }
 
-# nested(dl) holds when a loop inside another loop iterates dl.
+# nested(dl) holds when a loop inside another loop iterates dl (or, for
+# a loader kept on self, self.<var>).
 nested(dl) if {
 	some l in input.loops
 	l.over_loader
-	l.iter == dl.var
+	l.iter in names(dl)
 	l.parent >= 0
+	not few(input.loops[l.parent])
 }
+
+# few(l) holds for a loop known to run at most few_passes times (its
+# range() bounds known): its loader restarts at most a couple of times in
+# the whole run, seconds against the run.
+few(l) if {
+	l.trips > 0
+	l.trips <= params.few_passes
+}
+
+# names(dl) are the texts that iterate dl: its name and, as a loader kept
+# on self is named by its attribute, self.<name>.
+names(dl) := {dl.var, concat("", ["self.", dl.var])}
 
 finding contains f if {
 	some dl in input.dataloaders
@@ -95,16 +116,68 @@ finding contains f if {
 passes(dl) := {[c.line, c] |
 	some c in input.calls
 	c.loop >= 0
+	not few(input.loops[c.loop])
 	some k, a in c.args
 	a.text == dl.var
 	[c.name, k] in iterated_at
 } | {[c.line, c] |
 	some c in input.calls
 	c.loop >= 0
+	not few(input.loops[c.loop])
 	some name, a in c.keywords
 	a.text == dl.var
 	[c.name, name] in iterated_named
+} | {[c.line, c] |
+	some c in input.calls
+	c.loop >= 0
+	not few(input.loops[c.loop])
+	c.receiver == "self"
+	[c.name, concat("", ["self.", dl.var])] in iterated_self
+} | {[c.line, c] |
+	some c in input.calls
+	c.loop >= 0
+	not few(input.loops[c.loop])
+	some span in iterated_free[[c.name, dl.var]]
+	visible(dl, span)
 }
+
+# iterated_free maps [call name, name] to the [first, last] lines of the
+# functions of that name that loop over the name without taking or
+# assigning it (the scanner's functions[].iterates past params and self.):
+# a trainloader built at module level and looped over by train(epoch).
+iterated_free[[name, p]] contains [fn.line, fn.end_line] if {
+	some fn in input.functions
+	some p in fn.iterates
+	not p in fn.params
+	not startswith(p, "self.")
+	some name in {fn.name, concat("", [".", fn.name])}
+}
+
+# visible(dl, span) holds when the loader is built where the function at
+# span can read it: every def that holds the loader's line (none at module
+# level) holds the function too.
+visible(dl, span) if {
+	every g in input.functions {
+		sees(g, dl.line, span)
+	}
+}
+
+sees(g, line, _) if not holds_line(g, line)
+
+sees(g, _, span) if {
+	g.line <= span[0]
+	span[1] <= g.end_line
+}
+
+holds_line(g, line) if {
+	g.line <= line
+	line <= g.end_line
+}
+
+# iterated_self holds [".method", "self.attr"] for the attributes of self
+# a method loops over (directly or in a method it calls on self): a loader
+# kept on self (self.train_loader) and driven by self.fit() from an epoch
+# loop.
 
 # iterated_at holds [call name, argument position] for the parameters a
 # function iterates: "name" for a plain call, ".name" for a method call
@@ -122,6 +195,14 @@ iterated_at contains [concat("", [".", fn.name]), i - 1] if {
 	some i, p in fn.params
 	i > 0
 	p in fn.iterates
+}
+
+iterated_self contains [concat("", [".", fn.name]), p] if {
+	some fn in input.functions
+	count(fn.params) > 0
+	fn.params[0] == "self"
+	some p in fn.iterates
+	startswith(p, "self.")
 }
 
 iterated_named contains [fn.name, p] if {
