@@ -120,6 +120,10 @@ type Call struct {
 	// expression lies between the call and its step loop (for example
 	// logging every N steps).
 	Conditional bool `json:"conditional"`
+	// Branch is true when an if / elif / else branch or a conditional
+	// expression lies between the call and its innermost loop (its def or
+	// the module when in no loop), step loop or not.
+	Branch bool `json:"branch"`
 	// Guard is the index in Facts.Conditions of the innermost if / elif
 	// whose branch (body or else) holds the call, within its step loop;
 	// -1 when none does (outside step loops, or under a conditional

@@ -239,7 +239,10 @@ type ctx struct {
 	stepLoop    int
 	innerLoop   bool
 	conditional bool
-	profiler    int // index of the enclosing `with profile(...)` block, -1 none
+	// branch: an if / elif / else branch or a conditional expression lies
+	// between the node and its innermost loop (Call.Branch).
+	branch   bool
+	profiler int // index of the enclosing `with profile(...)` block, -1 none
 	// eval: inside a no-grad block or an evaluation function (Loop.Eval).
 	eval bool
 	// guard is 1 + the index in Facts.Conditions of the innermost if /
@@ -1258,10 +1261,14 @@ func (s *scanner) walk(n *sitter.Node, c ctx) {
 					cc.conditional = true
 					cc.guard = guard // the body and the else branch; an elif sets its own
 				}
+				if cond == nil || ch.Id() != cond.Id() {
+					cc.branch = true
+				}
 				s.walk(ch, cc)
 			}
 			return
 		}
+		c.branch = true
 		if c.stepLoop >= 0 {
 			if n.Kind() == "elif_clause" {
 				c.guard = s.elifCondition(n, c)
@@ -1333,6 +1340,7 @@ func (s *scanner) loop(n *sitter.Node, c ctx) {
 	s.loopAt[n.StartByte()] = idx
 	inner := c
 	inner.loop = idx
+	inner.branch = false
 	if l.Step {
 		inner.stepLoop = idx
 		inner.innerLoop = false
@@ -1575,7 +1583,7 @@ func (s *scanner) call(n *sitter.Node, c ctx) {
 	pos, kw, splat := s.args(n)
 	call := Call{
 		Name: name, Args: pos, Keywords: kw, KwargsSplat: splat, Loop: c.loop, StepLoop: c.stepLoop,
-		InnerLoop: c.innerLoop, Conditional: c.conditional, Guard: c.guard - 1, Text: short(s.text(n)), Pos: s.pos(n),
+		InnerLoop: c.innerLoop, Conditional: c.conditional, Branch: c.branch, Guard: c.guard - 1, Text: short(s.text(n)), Pos: s.pos(n),
 		ReceiverKeywords: []string{}, TensorArgs: []string{}, Tensors: []string{},
 	}
 	// Point a method call at the method name, not the start of its receiver.

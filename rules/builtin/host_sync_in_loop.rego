@@ -48,6 +48,10 @@
 #   Scripts that never use a GPU (no `.cuda()`,
 #   `torch.cuda.*`, `torch.accelerator.*`, `"cuda"` device, the nccl backend, a sibling module importing it that uses a GPU, DDP / FSDP, accelerate
 #   or Lightning) are not reported.
+#   Outside step loops, `torch.cuda.empty_cache()` is reported once per
+#   loop that calls the model (a serving or generation loop) when it runs on
+#   every pass, not under an `if`: each pass hands the cached blocks back to
+#   the driver and the next one allocates them again.
 #   Calls inside functions called from the loop are not followed. In a trace the
 #   syncs are `sync_per_step` / `sync_time_ratio`.
 #
@@ -98,6 +102,27 @@ finding contains f if {
 		},
 		eval_grade(x),
 	)
+}
+
+# A serving or generation loop (not a step loop, and not inside one) that
+# calls the model and empties the CUDA cache on every pass: each pass
+# returns the caching allocator's free blocks to the driver, and the next
+# one cudaMallocs them again, synchronizing both times.
+finding contains f if {
+	slib.uses_gpu(input.features)
+	some c in input.calls
+	c.name == "torch.cuda.empty_cache"
+	c.step_loop < 0
+	c.loop >= 0
+	l := input.loops[c.loop]
+	l.calls_model
+	not l.step
+	not c.branch
+	f := {
+		"msg": sprintf("torch.cuda.empty_cache() runs on every pass of the loop at line %d, which calls the model: it hands the caching allocator's free blocks back to the driver, so the next pass cudaMallocs them again and both synchronize; remove it (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True if fragmentation is the worry)", [l.line]),
+		"impact": params.impact,
+		"location": slib.loc(c),
+	}
 }
 
 # blocking_copies is each step loop's blocking copies, {loop: sorted
