@@ -8,60 +8,133 @@ import (
 	sitter "github.com/tree-sitter/go-tree-sitter"
 )
 
-// fusedAttention are the calls that run attention in one fused kernel
-// (FlashAttention, memory-efficient attention): a script that calls one
-// has chosen its attention path (Features.FusedAttention).
-var fusedAttention = []string{
-	"torch.nn.functional.scaled_dot_product_attention",
-	"torch.nn.attention.flex_attention.flex_attention",
-	"flash_attn.",
-	"xformers.ops.memory_efficient_attention",
+// fusedAttention are the names through which a script reaches a fused
+// attention kernel (FlashAttention, memory-efficient or cuDNN attention),
+// called or only referenced (getattr(F, "scaled_dot_product_attention"),
+// attn_fn = F.scaled_dot_product_attention if flash else manual), and
+// Hugging Face's dispatch among attention implementations: a file that
+// names one has chosen its attention path (Features.FusedAttention).
+var fusedAttention = map[string]bool{
+	"scaled_dot_product_attention":            true,
+	"_scaled_dot_product_flash_attention":     true,
+	"_scaled_dot_product_efficient_attention": true,
+	"_scaled_dot_product_cudnn_attention":     true,
+	"flex_attention":                          true,
+	"flash_attn_func":                         true,
+	"flash_attn_varlen_func":                  true,
+	"flash_attn_qkvpacked_func":               true,
+	"flash_attn_kvpacked_func":                true,
+	"flash_attn_with_kvcache":                 true,
+	"memory_efficient_attention":              true,
+	"ALL_ATTENTION_FUNCTIONS":                 true,
+	"_attn_implementation":                    true,
 }
 
-// isFusedAttention reports whether a callee's canonical name is one of
-// fusedAttention (a prefix ending in "." covers a package).
-func isFusedAttention(name string) bool {
-	for _, f := range fusedAttention {
-		if name == f || strings.HasSuffix(f, ".") && strings.HasPrefix(name, f) {
-			return true
+// fusedAttentionName returns the fused attention name node n is (an
+// identifier, an attribute's last name, or a string holding one), "" for
+// none. The caller does not pass an attribute's name identifier on its
+// own.
+func (s *scanner) fusedAttentionName(n *sitter.Node) string {
+	switch n.Kind() {
+	case "identifier":
+		if t := s.text(n); fusedAttention[t] {
+			if r := s.resolve(n); r != "" {
+				return r
+			}
+			return t
+		}
+	case "attribute":
+		if fusedAttention[s.lastName(n)] {
+			if r := s.resolve(n); r != "" {
+				return r
+			}
+			return s.text(n)
+		}
+	case "string":
+		if t := strings.Trim(s.text(n), `"'`); fusedAttention[t] {
+			return t
 		}
 	}
-	return false
+	return ""
 }
 
 // attention records, per def, attention written out by hand
-// (Features.ManualAttention): a softmax over scores that come from a
-// product with a transposed operand (q @ k.transpose(-2, -1),
-// torch.matmul(q, k.mT), torch.bmm(q, k.permute(0, 2, 1)), or an einsum
-// that contracts the last index of both inputs, "bhqd,bhkd->bhqk"), whose
-// result, directly or through names assigned from it (dropout), is
-// multiplied again (att @ v). Names carry the scores through the
-// statements between (masked_fill, scaling, an added bias). The walk is
-// straight-line over each def's statements in source order, branches
-// included and nested defs left to their own walk.
-func (s *scanner) attention(n *sitter.Node) {
-	if n.Kind() == "function_definition" {
-		if body := n.ChildByFieldName("body"); body != nil {
-			a := attentionWalk{s: s, scores: map[string]bool{}, probs: map[string]*sitter.Node{}, seen: map[uint]bool{}}
-			a.block(body)
+// (Features.ManualAttention): a softmax over the last dimension of scores
+// that come from a product of activations with a transposed operand
+// (q @ k.transpose(-2, -1), torch.matmul(q, k.mT), torch.bmm(q,
+// k.permute(0, 2, 1)), q @ k_t after k_t = k.transpose(2, 3), or an
+// einsum that contracts the last index of both inputs,
+// "bhqd,bhkd->bhqk"), whose result, directly or through names assigned
+// from it (dropout), is multiplied again (att @ v). Names carry the scores
+// through the statements between (masked_fill, scaling, an added bias).
+// The walk is straight-line over each def's statements in source order,
+// branches included and nested defs left to their own walk. A product
+// with a transposed parameter (x @ self.w_gate.T, fc.weight.t()) is a
+// projection, and a softmax over another dimension (slot attention's
+// dim=1) is not what a fused kernel computes: neither counts.
+func (s *scanner) attention(root *sitter.Node) {
+	mods := s.softmaxModules(root)
+	var walk func(n *sitter.Node)
+	walk = func(n *sitter.Node) {
+		if n.Kind() == "function_definition" {
+			if body := n.ChildByFieldName("body"); body != nil {
+				a := attentionWalk{s: s, mods: mods, scores: map[string]bool{}, probs: map[string]*sitter.Node{}, transposed: map[string]bool{}, seen: map[uint]bool{}}
+				a.block(body)
+			}
+		}
+		if name := s.fusedAttentionName(n); name != "" {
+			s.f.Features.FusedAttention = append(s.f.Features.FusedAttention, Use{Name: name, Pos: s.pos(n)})
+		}
+		if n.Kind() == "attribute" { // its name is not a name of its own
+			if o := n.ChildByFieldName("object"); o != nil {
+				walk(o)
+			}
+			return
+		}
+		for _, c := range children(n) {
+			walk(c)
 		}
 	}
-	if n.Kind() == "call" && isFusedAttention(s.calleeName(n)) {
-		s.f.Features.FusedAttention = append(s.f.Features.FusedAttention, Use{Name: s.calleeName(n), Pos: s.pos(n)})
+	walk(root)
+}
+
+// softmaxModules maps the names assigned an nn.Softmax module (self.attend
+// = nn.Softmax(dim=-1), sm = torch.nn.Softmax(-1)) to whether its dim is
+// the last (-1).
+func (s *scanner) softmaxModules(root *sitter.Node) map[string]bool {
+	mods := map[string]bool{}
+	var walk func(n *sitter.Node)
+	walk = func(n *sitter.Node) {
+		if n.Kind() == "assignment" {
+			l, r := n.ChildByFieldName("left"), n.ChildByFieldName("right")
+			if l != nil && r != nil && r.Kind() == "call" && s.calleeName(r) == "torch.nn.Softmax" {
+				pos, kw, _ := s.args(r)
+				mods[s.text(l)] = lastDim(param(pos, kw, "dim", 0))
+			}
+		}
+		for _, c := range children(n) {
+			walk(c)
+		}
 	}
-	for _, c := range children(n) {
-		s.attention(c)
-	}
+	walk(root)
+	return mods
+}
+
+// lastDim reports whether a softmax's dim argument is the literal -1.
+func lastDim(v Value) bool {
+	return v.Present && (v.Kind == "int" && v.Value == int64(-1) || strings.ReplaceAll(v.Text, " ", "") == "-1")
 }
 
 // attentionWalk is the state of one def's walk: the names holding
-// attention scores, and those holding their softmax (with the softmax
-// call that made them).
+// attention scores, those holding their softmax (with the softmax call
+// that made them), and those holding a transposed activation.
 type attentionWalk struct {
-	s      *scanner
-	scores map[string]bool
-	probs  map[string]*sitter.Node
-	seen   map[uint]bool // softmax calls already reported, by start byte
+	s          *scanner
+	mods       map[string]bool // softmaxModules
+	scores     map[string]bool
+	probs      map[string]*sitter.Node
+	transposed map[string]bool
+	seen       map[uint]bool // softmax calls already reported, by start byte
 	// memo holds the current statement's exprInfo per node, so that a
 	// product reads its operands' without walking them again.
 	memo map[uintptr]exprInfo
@@ -105,31 +178,24 @@ func (a *attentionWalk) statement(n *sitter.Node) exprInfo {
 }
 
 // assignment moves the target names between scores, probs and neither by
-// what the value holds, and reports a product of probs.
+// what the value holds, and reports a product of probs. A chain
+// (a = b = value) assigns every target the one value, computed once.
 func (a *attentionWalk) assignment(n *sitter.Node) {
-	left, right := n.ChildByFieldName("left"), n.ChildByFieldName("right")
-	if left == nil || right == nil {
+	var names []string
+	right := n
+	for right != nil && (right.Kind() == "assignment" || right.Kind() == "augmented_assignment") {
+		if left := right.ChildByFieldName("left"); left != nil {
+			names = append(names, a.targets(left)...)
+		}
+		right = right.ChildByFieldName("right")
+	}
+	if right == nil {
 		return
 	}
-	if right.Kind() == "assignment" { // a = b = value
-		a.assignment(right)
-		right = right.ChildByFieldName("right")
-		if right == nil {
-			return
-		}
-	}
-	var names []string
-	if left.Kind() == "identifier" {
-		names = []string{a.s.text(left)}
-	} else if left.Kind() == "pattern_list" || left.Kind() == "tuple_pattern" {
-		for _, c := range namedChildren(left) {
-			if c.Kind() == "identifier" {
-				names = append(names, a.s.text(c))
-			}
-		}
-	}
 	v := a.statement(right)
+	transposed := a.transposedActivation(right)
 	for _, name := range names {
+		a.transposed[name] = transposed
 		switch {
 		case v.product: // y = att @ v: the attention's output
 			delete(a.scores, name)
@@ -145,6 +211,23 @@ func (a *attentionWalk) assignment(n *sitter.Node) {
 			delete(a.probs, name)
 		}
 	}
+}
+
+// targets are the plain names an assignment's left side binds.
+func (a *attentionWalk) targets(left *sitter.Node) []string {
+	switch left.Kind() {
+	case "identifier":
+		return []string{a.s.text(left)}
+	case "pattern_list", "tuple_pattern":
+		var out []string
+		for _, c := range namedChildren(left) {
+			if c.Kind() == "identifier" {
+				out = append(out, a.s.text(c))
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // expr computes what n holds from its parts, once per node: the names it
@@ -178,7 +261,7 @@ func (a *attentionWalk) expr(n *sitter.Node) exprInfo {
 		}
 	}
 	if n.Kind() == "call" {
-		if sm := a.softmaxCall(n); sm {
+		if a.softmaxCall(n) {
 			v.probs = n
 		} else if a.s.calleeName(n) == "torch.einsum" && contractsLast(a.s, n) {
 			v.scores = true
@@ -188,7 +271,7 @@ func (a *attentionWalk) expr(n *sitter.Node) exprInfo {
 		if op == nil {
 			continue
 		}
-		if transposed(a.s, op) {
+		if a.transposedActivation(op) || op.Kind() == "identifier" && a.transposed[a.s.text(op)] {
 			v.scores = true
 		}
 		if sm := a.memo[op.Id()].probs; sm != nil {
@@ -200,21 +283,41 @@ func (a *attentionWalk) expr(n *sitter.Node) exprInfo {
 	return v
 }
 
-// softmaxCall reports whether call n is a softmax (F.softmax,
-// torch.softmax, .softmax) of scores: its first positional argument, or a
-// method's receiver, holds them.
+// softmaxCall reports whether call n is a softmax over the last dimension
+// (F.softmax / torch.softmax / .softmax with dim -1, or an nn.Softmax(dim=-1)
+// module) of scores: its input, or a method's receiver, holds them.
 func (a *attentionWalk) softmaxCall(n *sitter.Node) bool {
 	name := a.s.calleeName(n)
-	if name != "torch.nn.functional.softmax" && name != "torch.softmax" && name != ".softmax" {
+	fn := n.ChildByFieldName("function")
+	module := fn != nil && a.mods[a.s.text(fn)]
+	if !module && name != "torch.nn.functional.softmax" && name != "torch.softmax" && name != "torch.special.softmax" && name != ".softmax" {
 		return false
 	}
-	if args := n.ChildByFieldName("arguments"); args != nil {
-		if c := namedChildren(args); len(c) > 0 && c[0].Kind() != "keyword_argument" && a.memo[c[0].Id()].scores {
-			return true
+	pos, kw, _ := a.s.args(n)
+	var input *sitter.Node
+	first := func() *sitter.Node {
+		if args := n.ChildByFieldName("arguments"); args != nil {
+			if c := namedChildren(args); len(c) > 0 && c[0].Kind() != "keyword_argument" {
+				return c[0]
+			}
 		}
+		return nil
 	}
-	r := a.s.receiver(n)
-	return name == ".softmax" && r != nil && a.memo[r.Id()].scores
+	switch {
+	case module: // self.attend = nn.Softmax(dim=-1)
+		input = first()
+	case name != ".softmax":
+		if !lastDim(param(pos, kw, "dim", 1)) {
+			return false
+		}
+		input = first()
+	case name == ".softmax":
+		if !lastDim(param(pos, kw, "dim", 0)) {
+			return false
+		}
+		input = a.s.receiver(n)
+	}
+	return input != nil && a.memo[input.Id()].scores
 }
 
 func (a *attentionWalk) report(sm *sitter.Node) {
@@ -223,6 +326,62 @@ func (a *attentionWalk) report(sm *sitter.Node) {
 	}
 	a.seen[sm.StartByte()] = true
 	a.s.f.Features.ManualAttention = append(a.s.f.Features.ManualAttention, Use{Name: a.s.calleeName(sm), Pos: a.s.pos(sm)})
+}
+
+// transposedActivation reports whether n ends in a transpose of an
+// activation: x.transpose(-2, -1), x.mT, x.T, x.t(), x.permute(...),
+// torch.transpose(x, ...), where x is not a parameter (an attribute of
+// self, or a .weight: x @ self.w_gate.T is a projection, not scores).
+func (a *attentionWalk) transposedActivation(n *sitter.Node) bool {
+	s := a.s
+	for n != nil && n.Kind() == "parenthesized_expression" {
+		c := namedChildren(n)
+		if len(c) != 1 {
+			return false
+		}
+		n = c[0]
+	}
+	if n == nil {
+		return false
+	}
+	var base *sitter.Node
+	switch n.Kind() {
+	case "attribute":
+		if l := s.lastName(n); l == "mT" || l == "T" {
+			base = n.ChildByFieldName("object")
+		}
+	case "call":
+		switch s.calleeName(n) {
+		case ".transpose", ".permute", ".t":
+			base = s.receiver(n)
+		case "torch.transpose", "torch.permute":
+			if args := n.ChildByFieldName("arguments"); args != nil {
+				if c := namedChildren(args); len(c) > 0 {
+					base = c[0]
+				}
+			}
+		}
+	}
+	return base != nil && !parameter(s, base)
+}
+
+// parameter reports whether n names a parameter-like tensor: an attribute
+// chain rooted at self (self.w_gate, self.codebook.weight) or ending in
+// .weight.
+func parameter(s *scanner, n *sitter.Node) bool {
+	if n.Kind() != "attribute" {
+		return false
+	}
+	if s.lastName(n) == "weight" {
+		return true
+	}
+	for n.Kind() == "attribute" {
+		n = n.ChildByFieldName("object")
+		if n == nil {
+			return false
+		}
+	}
+	return n.Kind() == "identifier" && s.text(n) == "self"
 }
 
 // productOperands returns the operands of a matrix product n (x @ y,
@@ -236,14 +395,20 @@ func (s *scanner) productOperands(n *sitter.Node) []*sitter.Node {
 		}
 	case "call":
 		switch s.calleeName(n) {
-		case "torch.matmul", "torch.bmm", "torch.baddbmm", "torch.einsum", ".matmul", ".bmm":
+		case "torch.matmul", "torch.bmm", "torch.baddbmm", "torch.einsum", ".matmul", ".bmm", ".baddbmm":
 			var ops []*sitter.Node
 			if r := s.receiver(n); r != nil {
 				ops = append(ops, r)
 			}
 			if args := n.ChildByFieldName("arguments"); args != nil {
 				for _, c := range namedChildren(args) {
-					if c.Kind() != "keyword_argument" && c.Kind() != "string" {
+					switch c.Kind() {
+					case "string":
+					case "keyword_argument": // baddbmm(input, batch1=q, batch2=k)
+						if v := c.ChildByFieldName("value"); v != nil {
+							ops = append(ops, v)
+						}
+					default:
 						ops = append(ops, c)
 					}
 				}
@@ -252,33 +417,6 @@ func (s *scanner) productOperands(n *sitter.Node) []*sitter.Node {
 		}
 	}
 	return nil
-}
-
-// transposed reports whether n ends in a transpose of its last two
-// dimensions or a permutation: x.transpose(-2, -1), x.mT, x.T,
-// x.permute(...), torch.transpose(x, ...).
-func transposed(s *scanner, n *sitter.Node) bool {
-	for n != nil && n.Kind() == "parenthesized_expression" {
-		c := namedChildren(n)
-		if len(c) != 1 {
-			return false
-		}
-		n = c[0]
-	}
-	if n == nil {
-		return false
-	}
-	switch n.Kind() {
-	case "attribute":
-		a := s.lastName(n)
-		return a == "mT" || a == "T"
-	case "call":
-		switch s.calleeName(n) {
-		case ".transpose", ".permute", ".t", "torch.transpose", "torch.permute":
-			return true
-		}
-	}
-	return false
 }
 
 // contractsLast reports whether an einsum call's equation contracts the

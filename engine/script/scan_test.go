@@ -706,6 +706,8 @@ func TestManualAttention(t *testing.T) {
 		{"Hugging Face GPT-2, an nn.Softmax module and a cast between", `from torch import nn
 import torch
 class Attn(nn.Module):
+    def __init__(self):
+        self.softmax = nn.Softmax(dim=-1)
     def _attn(self, query, key, value, attention_mask=None):
         attn_weights = torch.matmul(query, key.transpose(-1, -2))
         attn_weights = attn_weights / torch.full([], value.size(-1) ** 0.5)
@@ -716,7 +718,7 @@ class Attn(nn.Module):
         attn_weights = self.attn_dropout(attn_weights)
         attn_output = torch.matmul(attn_weights, value)
         return attn_output, attn_weights
-`, []int{9}},
+`, []int{11}},
 		{"two attentions in one def, the output reused", `import torch.nn.functional as F
 def f(q, k, v, q2, k2):
     a = F.softmax(q @ k.transpose(1, 2), dim=-1)
@@ -731,6 +733,41 @@ def f(q, k, v, w):
     z = F.softmax(y, dim=-1)
     return z @ w
 `, []int{3}},
+		{"lucidrains: an nn.Softmax module of any name, k transposed the statement before", `import torch
+from torch import nn
+class Attention(nn.Module):
+    def __init__(self):
+        self.attend = nn.Softmax(dim = -1)
+    def forward(self, q, k, v):
+        k_t = k.transpose(-1, -2)
+        dots = torch.matmul(q, k_t) * self.scale
+        attn = self.attend(dots)
+        attn = self.dropout(attn)
+        return torch.matmul(attn, v)
+`, []int{9}},
+		{"Bloom: baddbmm with keyword batches", `import torch.nn.functional as F
+import torch
+def f(alibi, q, k, v):
+    scores = alibi.baddbmm(batch1=q, batch2=k.transpose(1, 2), beta=1.0, alpha=0.1)
+    probs = F.softmax(scores, dim=-1, dtype=torch.float32)
+    return torch.bmm(probs, v)
+`, []int{5}},
+		{"slot attention: softmax over the slots, not the keys", `import torch
+def f(q, k, v, eps):
+    dots = torch.einsum('bid,bjd->bij', q, k) * 0.1
+    attn = dots.softmax(dim=1) + eps
+    attn = attn / attn.sum(dim=-1, keepdim=True)
+    return torch.einsum('bjd,bij->bid', v, attn)
+`, nil},
+		{"a gate or a lookup against a parameter matrix", `import torch.nn.functional as F
+import torch
+class MoE(nn.Module):
+    def forward(self, x, expert_out, feats, fc):
+        gates = F.softmax(x @ self.w_gate.T, -1)
+        y = torch.bmm(gates.unsqueeze(1), expert_out)
+        probs = (feats @ fc.weight.t()).softmax(-1)
+        return y, probs @ self.bin_centers
+`, nil},
 		{"log_softmax is a loss, not attention", `import torch.nn.functional as F
 def f(q, k, v):
     a = F.log_softmax(q @ k.transpose(1, 2), dim=-1)
@@ -755,9 +792,15 @@ def outer(q, k, v):
 			}
 		})
 	}
-	f := scan(t, "from flash_attn import flash_attn_func\ny = flash_attn_func(q, k, v, causal=True)\n")
-	if len(f.Features.FusedAttention) != 1 || f.Features.FusedAttention[0].Name != "flash_attn.flash_attn_func" {
-		t.Errorf("fused attention %+v, want flash_attn.flash_attn_func", f.Features.FusedAttention)
+	f := scan(t, "from flash_attn import flash_attn_func\ny = flash_attn_func(q, k, v, causal=True)\nsdpa = getattr(F, \"scaled_dot_product_attention\", None)\nfn = ALL_ATTENTION_FUNCTIONS[self.config._attn_implementation]\n")
+	var fused []string
+	for _, u := range f.Features.FusedAttention {
+		fused = append(fused, fmt.Sprintf("%d %s", u.Line, u.Name))
+	}
+	// The import names it too; a string, Hugging Face's dispatch.
+	want := []string{"1 flash_attn.flash_attn_func", "2 flash_attn.flash_attn_func", "3 scaled_dot_product_attention", "4 ALL_ATTENTION_FUNCTIONS", "4 self.config._attn_implementation"}
+	if !reflect.DeepEqual(fused, want) {
+		t.Errorf("fused attention %q, want %q", fused, want)
 	}
 }
 
@@ -776,6 +819,15 @@ func TestManualAttentionLongChain(t *testing.T) {
 	if len(f.Features.ManualAttention) != 1 || f.Features.ManualAttention[0].Line != 3 {
 		t.Errorf("manual attention %+v, want the softmax at line 3 once", f.Features.ManualAttention)
 	}
+	// A chain of 20,000 targets takes its value once (each target walked
+	// the rest of the chain again: over 300 s).
+	b.Reset()
+	b.WriteString("def f(q, k, v):\n    ")
+	for i := range 20000 {
+		fmt.Fprintf(&b, "a%d = ", i)
+	}
+	b.WriteString("q @ k.mT\n")
+	scan(t, b.String())
 }
 
 // TestReceiverOrigin: the call last assigned to the name at the root of a
