@@ -217,6 +217,12 @@ func isFramework(name string) bool {
 	return false
 }
 
+// lightningTrainer reports whether name is Lightning's Trainer.
+func lightningTrainer(name string) bool {
+	root, _, _ := strings.Cut(name, ".")
+	return (root == "lightning" || root == "pytorch_lightning") && strings.HasSuffix(name, ".Trainer")
+}
+
 // moduleName matches receiver names that are models.
 var moduleName = regexp.MustCompile(`(?i)^(self\.)?(\w*_)?(model|net|network|module|generator|discriminator|netg|netd|encoder|decoder|transformer|backbone)$`)
 

@@ -1648,6 +1648,18 @@ func (s *scanner) call(n *sitter.Node, c ctx) {
 			s.f.Features.CPUOnly = append(s.f.Features.CPUOnly, use)
 		} else if a, ok := kw["cpu"]; ok && a.Value == true {
 			s.f.Features.CPUOnly = append(s.f.Features.CPUOnly, use)
+		} else if a, ok := kw["accelerator"]; ok && (a.Value == "gpu" || a.Value == "cuda") {
+			// Trainer(accelerator="gpu") / Fabric(accelerator="cuda"): the
+			// script asks for a CUDA GPU by name.
+			s.f.Features.CUDA = append(s.f.Features.CUDA, Use{Name: name + `(accelerator="` + a.Value.(string) + `")`, Pos: a.Pos})
+		}
+		// Lightning's Trainer sets cudnn.benchmark and deterministic
+		// algorithms from its own arguments.
+		if b, ok := kw["benchmark"]; ok && lightningTrainer(name) {
+			s.f.Features.CudnnBenchmark = append(s.f.Features.CudnnBenchmark, Use{Name: name + "(benchmark=)", Value: b, InBranch: inBranch(n), Pos: b.Pos})
+		}
+		if d, ok := kw["deterministic"]; ok && lightningTrainer(name) {
+			s.f.Features.Deterministic = append(s.f.Features.Deterministic, Use{Name: name + "(deterministic=)", Value: d, InBranch: inBranch(n), Pos: d.Pos})
 		}
 	}
 	if s.mixedPrecision(n, name, pos, kw) {

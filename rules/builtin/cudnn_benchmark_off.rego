@@ -20,7 +20,11 @@
 #   (`torch.nn.Conv1d/2d/3d`, `torchvision.models.*`, also picked by name as
 #   in `models.__dict__[arch]()`) and assigns the literal `False` to
 #   `torch.backends.cudnn.benchmark` (reported there), or never sets it
-#   (reported at the first convolution). Convolutions built and cuDNN
+#   (reported at the first convolution). A Lightning `Trainer(benchmark=...)`
+#   and `Trainer(deterministic=True)` count as those settings, and a
+#   Lightning script is told of `Trainer(benchmark=True)`; a Trainer or
+#   Fabric given `accelerator="gpu"` / `"cuda"` makes the script a CUDA
+#   script. Convolutions built and cuDNN
 #   settings made in a module of the script's directory that it imports
 #   count too (reported at the import). The script needs a loop: autotuning
 #   pays off when the same shapes run again, not for a single forward.
@@ -69,9 +73,10 @@ finding contains f if {
 	count(input.features.conv) > 0
 	count(input.loops) > 0
 	never_on
+	not always_deterministic
 	first := input.features.conv[0]
 	f := {
-		"msg": sprintf("convolutional %s model (%s) without torch.backends.cudnn.benchmark = True%s", [slib.device_word(input.features), first.name, determinism_note]),
+		"msg": sprintf("convolutional %s model (%s) without torch.backends.cudnn.benchmark = True%s%s", [slib.device_word(input.features), first.name, trainer_note, determinism_note]),
 		"impact": params.impact,
 		"location": slib.loc(first),
 	}
@@ -84,6 +89,22 @@ deterministic if {
 	some u in input.features.deterministic
 	not slib.literal(u.value, false)
 }
+
+# always_deterministic holds when every run asks for deterministic kernels
+# (not only in a branch): benchmark stays off by the script's choice.
+always_deterministic if {
+	some u in input.features.deterministic
+	not u.in_branch
+	not slib.literal(u.value, false)
+}
+
+# trainer_note names Lightning's own switch when a Lightning Trainer runs
+# the model: Trainer(benchmark=None) leaves cudnn.benchmark as it is, off
+# unless set.
+trainer_note := " (or L.Trainer(benchmark=True))" if {
+	some u in input.features.frameworks
+	regex.match(`^(lightning|pytorch_lightning)(\.pytorch)?\.Trainer$`, u.name)
+} else := ""
 
 # never_on holds when no assignment turns benchmark on: none at all, or
 # only False beside a request for determinism made in a branch (the
