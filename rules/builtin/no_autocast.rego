@@ -39,6 +39,13 @@
 #   model, optimizer = fabric.setup(model, optimizer)
 #   ```
 #
+#   A LightningModule trained by a `Trainer` the script builds sets it on the
+#   Trainer, which runs `training_step` under autocast:
+#
+#   ```python variant=trainer
+#   trainer = L.Trainer(precision="bf16-mixed")   # "16-mixed" on GPUs without bfloat16 (V100, T4)
+#   ```
+#
 #   bfloat16 keeps float32's range; with float16, sums over many elements
 #   (a Gram matrix, a large reduction) can overflow in the forward pass,
 #   which GradScaler does not prevent: keep such ops in float32.
@@ -60,6 +67,11 @@
 #   layers, as `optimizer-not-fused` tells them). When the script
 #   uses `nn.BCELoss` or `F.binary_cross_entropy`, the message says to switch
 #   to `nn.BCEWithLogitsLoss` on logits first: both raise under CUDA autocast.
+#
+#   A LightningModule's `training_step` is reported at the `Trainer(...)`
+#   the script builds when that call has no `precision=` and no `**kwargs`
+#   (Lightning's default is "32-true"); a Trainer built by `LightningCLI`
+#   takes its precision from the command line or a config, and is left.
 #
 #   **Impact estimate.** The script alone measures nothing, so the impact is a prior: 5% of step time (`impact`), with confidence "likely".
 # custom:
@@ -122,6 +134,33 @@ finding contains f if {
 		"impact": params.impact,
 		"fix": "fabric",
 		"location": slib.loc(fabrics[0]),
+	}
+}
+
+# A LightningModule trained by a Trainer the script builds itself, with
+# no precision= and no **kwargs (a LightningCLI config or a dict of
+# settings may set one): Lightning's default precision is "32-true". The
+# finding is at the Trainer call, with the Trainer's switch as the fix.
+finding contains f if {
+	count(input.features.cpu_only) == 0
+	count(input.features.autocast) == 0
+	count(input.features.mixed_precision) == 0
+	not small_models_only
+	some l in input.loops
+	lightning_hook(l)
+	l.trains
+	trainers := [c |
+		some c in input.calls
+		regex.match(`^(lightning|pytorch_lightning)(\.pytorch)?\.Trainer$`, c.name)
+		not c.kwargs_splat
+		not c.keywords.precision
+	]
+	count(trainers) > 0
+	f := {
+		"msg": concat("", ["the training_step runs in float32: the Trainer is built without a 16-bit precision= (its default is \"32-true\") and nothing else sets autocast", bce_note]),
+		"impact": params.impact,
+		"fix": "trainer",
+		"location": slib.loc(trainers[0]),
 	}
 }
 
