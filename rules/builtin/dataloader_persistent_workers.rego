@@ -137,15 +137,15 @@ passes(dl) := {[c.line, c] |
 	some c in input.calls
 	c.loop >= 0
 	not few(input.loops[c.loop])
-	some span in iterated_free[[c.name, dl.var]]
-	visible(dl, span)
+	[c.name, dl.var] in free_keys
+	visible(dl, c.name)
 }
 
-# iterated_free maps [call name, name] to the [first, last] lines of the
-# functions of that name that loop over the name without taking or
-# assigning it (the scanner's functions[].iterates past params and self.):
-# a trainloader built at module level and looped over by train(epoch).
-iterated_free[[name, p]] contains [fn.line, fn.end_line] if {
+# free_keys holds [call name, name] for the functions that loop over a
+# name they neither take nor assign (the scanner's functions[].iterates
+# past params and self.): a trainloader built at module level and looped
+# over by train(epoch). A set, built once: each call is looked up in it.
+free_keys contains [name, p] if {
 	some fn in input.functions
 	some p in fn.iterates
 	not p in fn.params
@@ -153,25 +153,33 @@ iterated_free[[name, p]] contains [fn.line, fn.end_line] if {
 	some name in {fn.name, concat("", [".", fn.name])}
 }
 
-# visible(dl, span) holds when the loader is built where the function at
-# span can read it: every def that holds the loader's line (none at module
-# level) holds the function too.
-visible(dl, span) if {
-	every g in input.functions {
-		sees(g, dl.line, span)
+# visible(dl, name) holds when the functions called name that loop over
+# dl's name can read dl: it is built at module level, or in a def that
+# holds them (a loader built in main() and read by a def nested in it).
+visible(dl, _) if count(holders[dl.line]) == 0
+
+visible(dl, name) if name in closure_names[dl.line]
+
+# holders maps a loader's line to the [first, last] lines of the defs that
+# hold it; closure_names to the names of the functions inside all of them
+# that loop over its name. Each is built once per loader.
+holders[dl.line] := {[g.line, g.end_line] |
+	some g in input.functions
+	g.line <= dl.line
+	dl.line <= g.end_line
+} if some dl in input.dataloaders
+
+closure_names[dl.line] := {name |
+	some fn in input.functions
+	dl.var in fn.iterates
+	every g in holders[dl.line] {
+		g[0] <= fn.line
+		fn.end_line <= g[1]
 	}
-}
-
-sees(g, line, _) if not holds_line(g, line)
-
-sees(g, _, span) if {
-	g.line <= span[0]
-	span[1] <= g.end_line
-}
-
-holds_line(g, line) if {
-	g.line <= line
-	line <= g.end_line
+	some name in {fn.name, concat("", [".", fn.name])}
+} if {
+	some dl in input.dataloaders
+	count(holders[dl.line]) > 0
 }
 
 # iterated_self holds [".method", "self.attr"] for the attributes of self
