@@ -1130,7 +1130,10 @@ func (s *scanner) callAssignedBefore(n *sitter.Node, name string) string {
 // receiver r (x of x or x[i][j]) before call n: looked up in n's block,
 // then before each enclosing statement in its block, up to the def
 // (Call.ReceiverOrigin). Nil when the name's last value there is not a
-// call, or none is found.
+// call, when a statement between binds the name another way (a tuple, a
+// for or with target, a walrus, a branch), when a loop the call is in
+// binds it anywhere (a later pass sees another value), or when none is
+// found.
 func (s *scanner) receiverOrigin(n, r *sitter.Node) *Origin {
 	for r.Kind() == "subscript" {
 		if r = r.ChildByFieldName("value"); r == nil {
@@ -1151,21 +1154,102 @@ func (s *scanner) receiverOrigin(n, r *sitter.Node) *Origin {
 		switch stmt.Kind() {
 		case "function_definition", "class_definition", "lambda":
 			return nil
+		case "for_statement", "while_statement", "list_comprehension", "set_comprehension", "dictionary_comprehension", "generator_expression":
+			if s.binds(stmt, name) {
+				return nil
+			}
+		case "with_statement":
+			if c := stmt.ChildByFieldName("body"); c != nil {
+				for _, h := range namedChildren(stmt) {
+					if h.Id() != c.Id() && s.binds(h, name) {
+						return nil
+					}
+				}
+			}
 		}
 		if p.Kind() != "block" && p.Kind() != "module" {
 			continue
 		}
-		v := s.assignedBefore(stmt, name)
-		if v == nil {
-			continue
+		k := 0
+		for q := stmt.PrevNamedSibling(); q != nil && k < assignedBack; q, k = q.PrevNamedSibling(), k+1 {
+			if v := s.plainAssigned(q, name); v != nil {
+				if v.Kind() != "call" {
+					return nil
+				}
+				args, kw, _ := s.args(v)
+				return &Origin{Name: s.calleeName(v), Args: args, Keywords: kw, Pos: s.pos(v)}
+			}
+			if s.binds(q, name) {
+				return nil
+			}
 		}
-		if v.Kind() != "call" {
-			return nil
-		}
-		args, kw, _ := s.args(v)
-		return &Origin{Name: s.calleeName(v), Args: args, Keywords: kw, Pos: s.pos(v)}
 	}
 	return nil
+}
+
+// plainAssigned returns the value statement q assigns to name when q is
+// `name = value` (or a chain a = name = value), nil otherwise.
+func (s *scanner) plainAssigned(q *sitter.Node, name string) *sitter.Node {
+	if q.Kind() != "expression_statement" {
+		return nil
+	}
+	for _, a := range namedChildren(q) {
+		found := false
+		for a != nil && a.Kind() == "assignment" {
+			if l := a.ChildByFieldName("left"); l != nil && l.Kind() == "identifier" && s.text(l) == name {
+				found = true
+			}
+			a = a.ChildByFieldName("right")
+		}
+		if found {
+			return a
+		}
+	}
+	return nil
+}
+
+// binds reports whether n, outside the defs and lambdas in it, binds name:
+// as an assignment's target (in a tuple too), a for or comprehension
+// target, a with ... as target, a walrus or an augmented assignment.
+func (s *scanner) binds(n *sitter.Node, name string) bool {
+	switch n.Kind() {
+	case "function_definition", "class_definition", "lambda":
+		return false
+	case "assignment", "augmented_assignment", "for_statement", "for_in_clause":
+		if l := n.ChildByFieldName("left"); l != nil && s.targetHas(l, name) {
+			return true
+		}
+	case "as_pattern":
+		if al := n.ChildByFieldName("alias"); al != nil && s.targetHas(al, name) {
+			return true
+		}
+	case "named_expression":
+		if nm := n.ChildByFieldName("name"); nm != nil && s.text(nm) == name {
+			return true
+		}
+	}
+	for _, c := range namedChildren(n) {
+		if s.binds(c, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// targetHas reports whether an assignment target binds name: the name
+// itself, or inside a tuple, list or starred target.
+func (s *scanner) targetHas(t *sitter.Node, name string) bool {
+	switch t.Kind() {
+	case "identifier":
+		return s.text(t) == name
+	case "pattern_list", "tuple_pattern", "list_pattern", "tuple", "list", "list_splat_pattern", "as_pattern_target", "parenthesized_expression":
+		for _, c := range namedChildren(t) {
+			if s.targetHas(c, name) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // collectTensors records names assigned from calls (or bound as the loop

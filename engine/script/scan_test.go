@@ -847,6 +847,13 @@ for epoch in range(3):
         b = X[idx][0].to(device)
         c = Y[idx].to(device)
         d = Z[idx].cuda()
+W = torch.ones(3).cuda()
+V = torch.ones(3).cuda()
+V, U = host()
+for W in batches:
+    e = W.cuda()
+    f = V.cuda()
+    g = [Z.cuda() for Z in parts]
 `)
 	got := map[string]string{}
 	for _, c := range f.Calls {
@@ -864,6 +871,10 @@ for epoch in range(3):
 		"X[idx][0].to(device)":          ".to at line 2",
 		"Y[idx].to(device)":             "none", // not assigned from a call
 		"Z[idx].cuda()":                 "torch.zeros at line 8",
+		"torch.ones(3).cuda()":          "none",
+		"W.cuda()":                      "none", // the loop's target
+		"V.cuda()":                      "none", // rebound by a tuple
+		"Z.cuda()":                      "none", // the comprehension's target
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("receiver_origin %v, want %v", got, want)

@@ -208,7 +208,10 @@ blocking_copy(c) if {
 
 # placed(o) holds for a call whose value is on the device: a device move,
 # or a factory given a device= that is not the CPU.
-placed(o) if to_device(o)
+placed(o) if {
+	to_device(o)
+	not to_cpu(o)
+}
 
 placed(o) if {
 	o.name in factories
@@ -216,14 +219,22 @@ placed(o) if {
 	not cpu_value(o.keywords.device)
 }
 
-# cpu_value(v) holds for an argument that names the CPU: "cpu" or a name
-# such as cpu_device.
+# to_cpu(o) holds for a move whose device argument names the CPU
+# (.to(device="cpu"), .to(torch.device("cpu"))).
+to_cpu(o) if cpu_value(o.keywords.device)
+
+to_cpu(o) if cpu_value(o.args[0])
+
+# cpu_value(v) holds for an argument that names the CPU: "cpu",
+# torch.device("cpu") or a name such as cpu_device.
 cpu_value(v) if {
 	v.kind == "string"
 	startswith(v.value, "cpu")
 }
 
 cpu_value(v) if cpu_name(v.text)
+
+cpu_value(v) if regex.match(`^torch\.device\(\s*["']cpu`, v.text)
 
 # rpc_result holds for a move of what a torch.distributed.rpc call
 # returned (rpc.rpc_sync(...).cuda()): a model or tensors fetched from
