@@ -120,9 +120,11 @@ type Call struct {
 	// expression lies between the call and its step loop (for example
 	// logging every N steps).
 	Conditional bool `json:"conditional"`
-	// Branch is true when an if / elif / else branch or a conditional
-	// expression lies between the call and its innermost loop (its def or
-	// the module when in no loop), step loop or not.
+	// Branch is true when an if / elif / else branch, a conditional
+	// expression, an except or match case, a lambda or a boolean operator
+	// (a and b()) lies between the call and its innermost loop (its def or
+	// the module when in no loop), step loop or not: it may not run on
+	// every pass.
 	Branch bool `json:"branch"`
 	// Guard is the index in Facts.Conditions of the innermost if / elif
 	// whose branch (body or else) holds the call, within its step loop;

@@ -1362,6 +1362,8 @@ func (s *scanner) walk(n *sitter.Node, c ctx) {
 			}
 			c.conditional = true
 		}
+	case "except_clause", "case_clause", "lambda", "boolean_operator":
+		c.branch = true // runs on some passes only (a or b(), an OOM handler)
 	case "function_definition":
 		c = ctx{loop: -1, stepLoop: -1, profiler: -1, eval: s.evalFunction(n)}
 	case "class_definition":

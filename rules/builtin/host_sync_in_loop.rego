@@ -48,10 +48,14 @@
 #   Scripts that never use a GPU (no `.cuda()`,
 #   `torch.cuda.*`, `torch.accelerator.*`, `"cuda"` device, the nccl backend, a sibling module importing it that uses a GPU, DDP / FSDP, accelerate
 #   or Lightning) are not reported.
-#   Outside step loops, `torch.cuda.empty_cache()` is reported once per
-#   loop that calls the model (a serving or generation loop) when it runs on
-#   every pass, not under an `if`: each pass hands the cached blocks back to
-#   the driver and the next one allocates them again.
+#   Outside step loops, `torch.cuda.empty_cache()` is reported in a loop
+#   that runs the model itself (`model(x)`, `self.net(x)`, `pipe(prompt)`,
+#   `.generate(...)`: a serving or generation loop; not an epoch loop that
+#   holds a step loop, nor one that only calls `model.eval()`, nor a loop
+#   over checkpoints or models that loads weights on each pass with
+#   `torch.load`, `load_state_dict` or `from_pretrained`) when it runs on every pass, not under an `if`, an
+#   `except` or a `lambda`: each pass hands the cached blocks back to the
+#   driver and the next one allocates them again.
 #   Calls inside functions called from the loop are not followed. In a trace the
 #   syncs are `sync_per_step` / `sync_time_ratio`.
 #
@@ -115,14 +119,46 @@ finding contains f if {
 	c.step_loop < 0
 	c.loop >= 0
 	l := input.loops[c.loop]
-	l.calls_model
 	not l.step
 	not c.branch
+	runs_model(c.loop)
+	not holds_step_loop(c.loop)
+	not loads_weights(c.loop)
 	f := {
 		"msg": sprintf("torch.cuda.empty_cache() runs on every pass of the loop at line %d, which calls the model: it hands the caching allocator's free blocks back to the driver, so the next pass cudaMallocs them again and both synchronize; remove it (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True if fragmentation is the worry)", [l.line]),
 		"impact": params.impact,
 		"location": slib.loc(c),
 	}
+}
+
+# runs_model(i) holds when loop i itself (not a loop inside it) calls a
+# model: model(x), self.net(x), pipe(prompt) or .generate(...). Its
+# .train(), .eval() or .load_state_dict() do not run it.
+runs_model(i) if {
+	some d in input.calls
+	d.loop == i
+	model_call(d)
+}
+
+model_call(d) if d.name == ".generate"
+
+model_call(d) if regex.match(`^\.?([A-Za-z0-9]+_)*(model|net|generator|decoder|encoder|llm|pipe|pipeline)$`, d.name)
+
+# loads_weights(i) holds for a loop that loads weights on each pass (a
+# loop over checkpoints or models): the working set changes from pass to
+# pass, and emptying the cache between them is the point.
+loads_weights(i) if {
+	some d in input.calls
+	d.loop == i
+	d.name in {"torch.load", ".load_state_dict", ".from_pretrained", "torch.hub.load", "safetensors.torch.load_file"}
+}
+
+# holds_step_loop(i) holds for an epoch loop: a step loop runs inside
+# loop i, and emptying the cache once per epoch costs nothing.
+holds_step_loop(i) if {
+	some l in input.loops
+	l.parent == i
+	l.step
 }
 
 # blocking_copies is each step loop's blocking copies, {loop: sorted
