@@ -39,6 +39,10 @@ func (s *scanner) argDefault(pos []Value, kw map[string]Value) {
 		s.argDefaults[dest] = nil // defined twice: ambiguous
 		return
 	}
+	if r, ok := kw["required"]; ok && r.Value != false {
+		s.argDefaults[dest] = nil // always given: the default is never used
+		return
+	}
 	s.argDefaults[dest] = d.Value
 }
 
@@ -77,8 +81,10 @@ func (s *scanner) resolveDefaults() {
 }
 
 // tripCounts sets Loop.Trips of the for loops over range(...) whose
-// bounds are known.
-func (s *scanner) tripCounts() {
+// bounds are known, then every loop's Runs.
+func (s *scanner) tripCounts(root *sitter.Node) {
+	s.setAttrs = map[string]bool{}
+	s.attrTargets(root)
 	for _, r := range s.ranges {
 		args := namedChildren(r.call.ChildByFieldName("arguments"))
 		if len(args) == 0 || len(args) > 3 {
@@ -87,7 +93,7 @@ func (s *scanner) tripCounts() {
 		b := make([]int64, len(args))
 		known := true
 		for i, a := range args {
-			b[i], known = s.intValue(a, 0)
+			b[i], known = s.intValue(a, r.call, 0)
 			if !known {
 				break
 			}
@@ -102,16 +108,45 @@ func (s *scanner) tripCounts() {
 		if len(b) > 2 {
 			step = b[2]
 		}
-		if step > 0 && hi > lo {
+		switch {
+		case step > 0 && hi > lo:
 			s.f.Loops[r.loop].Trips = (hi - lo + step - 1) / step
+		case step < 0 && lo > hi:
+			s.f.Loops[r.loop].Trips = (lo - hi - step - 1) / -step
+		}
+	}
+	// Loops are listed before the loops inside them.
+	for i := range s.f.Loops {
+		l := &s.f.Loops[i]
+		l.Runs = l.Trips
+		if p := l.Parent; p >= 0 && l.Kind != "function" {
+			l.Runs *= s.f.Loops[p].Runs
+		}
+		if l.Runs > 1<<40 {
+			l.Runs = 0
 		}
 	}
 }
 
-// intValue evaluates an integer expression of literals, names assigned
-// one integer literal, command-line option defaults and + - *; depth
-// bounds the recursion.
-func (s *scanner) intValue(n *sitter.Node, depth int) (int64, bool) {
+// attrTargets collects the attributes the script assigns (args.epochs =
+// 300, cfg.epochs *= 2): an option's default no longer tells its value.
+func (s *scanner) attrTargets(n *sitter.Node) {
+	if n.Kind() == "assignment" || n.Kind() == "augmented_assignment" {
+		if l := n.ChildByFieldName("left"); l != nil && l.Kind() == "attribute" {
+			s.setAttrs[s.text(l)] = true
+		}
+	}
+	for _, c := range children(n) {
+		s.attrTargets(c)
+	}
+}
+
+// intValue evaluates an integer expression of literals, module-level
+// names assigned one integer literal (and not rebound in the def that
+// reads them), command-line option defaults (of a namespace assigned only
+// from parse_args and an option never assigned) and + - * and unary
+// minus; at is the node that reads it, depth bounds the recursion.
+func (s *scanner) intValue(n, at *sitter.Node, depth int) (int64, bool) {
 	if n == nil || depth > 8 {
 		return 0, false
 	}
@@ -122,22 +157,39 @@ func (s *scanner) intValue(n *sitter.Node, depth int) (int64, bool) {
 		return i, ok
 	case "parenthesized_expression":
 		if c := namedChildren(n); len(c) == 1 {
-			return s.intValue(c[0], depth+1)
+			return s.intValue(c[0], at, depth+1)
+		}
+	case "unary_operator":
+		if op := n.ChildByFieldName("operator"); op != nil && s.text(op) == "-" {
+			v, ok := s.intValue(n.ChildByFieldName("argument"), at, depth+1)
+			return -v, ok
 		}
 	case "identifier":
-		if as := s.allAssigns[s.text(n)]; len(as) == 1 && as[0].idx < 0 && as[0].v.Kind() == "integer" {
-			return s.intValue(as[0].v, depth+1)
+		name := s.text(n)
+		as := s.allAssigns[name]
+		if len(as) != 1 || as[0].idx >= 0 || as[0].v.Kind() != "integer" {
+			return 0, false
 		}
+		line := int(at.StartPosition().Row) + 1
+		if _, ok := s.f.EnclosingFunction(int(as[0].v.StartPosition().Row) + 1); ok {
+			return 0, false // assigned in a def: another def's value
+		}
+		if fn, ok := s.f.EnclosingFunction(line); ok && !s.freeName(fn, name) {
+			return 0, false
+		}
+		return s.intValue(as[0].v, at, depth+1)
 	case "attribute":
-		if m := optionRef.FindStringSubmatch(s.text(n)); m != nil {
-			if d, ok := s.argDefaults[m[1]].(int64); ok {
-				return d, true
-			}
+		m := optionRef.FindStringSubmatch(s.text(n))
+		if m == nil || s.setAttrs[s.text(n)] || !s.parsedOptions(n) {
+			return 0, false
+		}
+		if d, ok := s.argDefaults[m[1]].(int64); ok {
+			return d, true
 		}
 	case "binary_operator":
 		op := n.ChildByFieldName("operator")
-		x, ok1 := s.intValue(n.ChildByFieldName("left"), depth+1)
-		y, ok2 := s.intValue(n.ChildByFieldName("right"), depth+1)
+		x, ok1 := s.intValue(n.ChildByFieldName("left"), at, depth+1)
+		y, ok2 := s.intValue(n.ChildByFieldName("right"), at, depth+1)
 		if op == nil || !ok1 || !ok2 || x < -1<<31 || x > 1<<31 || y < -1<<31 || y > 1<<31 {
 			return 0, false
 		}
@@ -151,4 +203,32 @@ func (s *scanner) intValue(n *sitter.Node, depth int) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// parsedOptions reports whether an option read (args.epochs) reads a
+// namespace every assignment of which is parser.parse_args() (or
+// parse_known_args, its first element): not a config loaded from a file.
+func (s *scanner) parsedOptions(n *sitter.Node) bool {
+	root := n
+	for root.Kind() == "attribute" {
+		if root = root.ChildByFieldName("object"); root == nil {
+			return false
+		}
+	}
+	if root.Kind() != "identifier" {
+		return false
+	}
+	as := s.allAssigns[s.text(root)]
+	if len(as) == 0 {
+		return false
+	}
+	for _, a := range as {
+		if a.v.Kind() != "call" {
+			return false
+		}
+		if name := s.calleeName(a.v); name != ".parse_args" && !(name == ".parse_known_args" && a.idx == 0) {
+			return false
+		}
+	}
+	return true
 }

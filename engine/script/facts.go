@@ -198,10 +198,15 @@ type Loop struct {
 	// a while loop's condition.
 	Iter string `json:"iter"`
 	// Trips is how many times a for loop over range(...) runs when its
-	// bounds are known: integer literals, names assigned one integer
-	// literal, the defaults of command-line options (range(args.epochs),
-	// range(1, opt.nEpochs + 1)), and + - * of those; 0 when unknown.
+	// bounds are known: integer literals, module-level names assigned one
+	// integer literal, the defaults of command-line options that the
+	// script never assigns (range(args.epochs), range(1, opt.nEpochs +
+	// 1)), and + - * and unary minus of those; 0 when unknown.
 	Trips int64 `json:"trips"`
+	// Runs is how many times the loop's body runs in its def or module:
+	// its Trips times the Runs of the loops around it; 0 when any is
+	// unknown (and for step functions).
+	Runs int64 `json:"runs"`
 	// OverLoader is true when Iter names a variable assigned from a
 	// DataLoader(...) call, or a name containing "loader"; for a while
 	// loop, when its body draws batches with next() from such a loader or

@@ -95,7 +95,7 @@ func scanIn(file string, src []byte, dir string) (*Facts, error) {
 	s.attention(root)
 	s.placeSiblingConv()
 	s.resolveDefaults()
-	s.tripCounts()
+	s.tripCounts(root)
 	s.finish()
 	return s.f, nil
 }
@@ -219,8 +219,10 @@ type scanner struct {
 	// lineStarts are the byte offsets where lines begin (built on first use).
 	lineStarts []int
 	// ranges are the for loops over range(...), counted once the
-	// command-line defaults are known (tripCounts).
-	ranges []loopRange
+	// command-line defaults are known (tripCounts); setAttrs are the
+	// attributes the script assigns (attrTargets).
+	ranges   []loopRange
+	setAttrs map[string]bool
 }
 
 // loopRange is a for loop's index in Facts.Loops and its range(...) call.

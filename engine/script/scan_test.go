@@ -900,13 +900,21 @@ for e in range(n): pass
 for f in range(5, 1): pass
 for g in range(STEPS): pass
 for h in enumerate(range(3)): pass
+for i in range(3, 0, -1): pass
+parser.add_argument("--steps", type=int, default=5, required=True)
+cfg = load_yaml()
+cfg.epochs = 4
+for j in range(opt.steps): pass
+def f(EPOCHS):
+    for k in range(EPOCHS): pass
 `)
 	var got []int64
 	for _, l := range f.Loops {
 		got = append(got, l.Trips)
 	}
+	// The required option's default is never used; EPOCHS is f's parameter.
 	// STEPS is assigned twice: unknown; enumerate(range(3)) is not a range.
-	want := []int64{2, 200, 180, 4, 0, 0, 0, 0}
+	want := []int64{2, 200, 180, 4, 0, 0, 0, 0, 3, 0, 0}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("trips %v, want %v", got, want)
 	}
@@ -945,5 +953,25 @@ class T:
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("iterates %v, want %v", got, want)
+	}
+}
+
+// TestLoopRuns: a loop's body runs its trips times those of the loops
+// around it; unknown when any is.
+func TestLoopRuns(t *testing.T) {
+	f := scan(t, `for epoch in range(100):
+    for phase in range(2):
+        for x in loader:
+            pass
+for i in range(n):
+    for j in range(3):
+        pass
+`)
+	var got []int64
+	for _, l := range f.Loops {
+		got = append(got, l.Runs)
+	}
+	if want := []int64{100, 200, 0, 0, 0}; !reflect.DeepEqual(got, want) {
+		t.Errorf("runs %v, want %v", got, want)
 	}
 }

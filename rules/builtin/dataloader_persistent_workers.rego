@@ -85,12 +85,13 @@ nested(dl) if {
 	not few(input.loops[l.parent])
 }
 
-# few(l) holds for a loop known to run at most few_passes times (its
-# range() bounds known): its loader restarts at most a couple of times in
+# few(l) holds for a loop whose body is known to run at most few_passes
+# times in all (its range() bounds and those of the loops around it
+# known, loops[].runs): its loader restarts at most a couple of times in
 # the whole run, seconds against the run.
 few(l) if {
-	l.trips > 0
-	l.trips <= params.few_passes
+	l.runs > 0
+	l.runs <= params.few_passes
 }
 
 # names(dl) are the texts that iterate dl: its name and, as a loader kept
