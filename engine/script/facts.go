@@ -263,12 +263,15 @@ type Loop struct {
 type DataLoader struct {
 	// Var is the name the loader is assigned to ("train_loader"), "" when
 	// not assigned to a plain name.
-	Var               string `json:"var"`
-	BatchSize         Value  `json:"batch_size"`
-	NumWorkers        Value  `json:"num_workers"`
-	PinMemory         Value  `json:"pin_memory"`
-	PersistentWorkers Value  `json:"persistent_workers"`
-	PrefetchFactor    Value  `json:"prefetch_factor"`
+	Var string `json:"var"`
+	// OnSelf is true when the loader is assigned to an attribute of self
+	// (self.train_loader = DataLoader(...); Var is then "train_loader").
+	OnSelf            bool  `json:"on_self"`
+	BatchSize         Value `json:"batch_size"`
+	NumWorkers        Value `json:"num_workers"`
+	PinMemory         Value `json:"pin_memory"`
+	PersistentWorkers Value `json:"persistent_workers"`
+	PrefetchFactor    Value `json:"prefetch_factor"`
 	// KwargsSplat is true when **kwargs is passed: absent arguments may
 	// be set there.
 	KwargsSplat bool `json:"kwargs_splat"`

@@ -676,6 +676,21 @@ func param(pos []Value, kw map[string]Value, name string, i int) Value {
 	return Value{}
 }
 
+// assignedToSelf reports whether n is the value assigned to an attribute
+// of self (self.train_loader = n).
+func (s *scanner) assignedToSelf(n *sitter.Node) bool {
+	p := n.Parent()
+	if p == nil || p.Kind() != "assignment" {
+		return false
+	}
+	l, r := p.ChildByFieldName("left"), p.ChildByFieldName("right")
+	if l == nil || r == nil || r.Id() != n.Id() || l.Kind() != "attribute" {
+		return false
+	}
+	o := l.ChildByFieldName("object")
+	return o != nil && o.Kind() == "identifier" && s.text(o) == "self"
+}
+
 // assignedName returns the plain name a node is assigned to (x = node,
 // x: T = node) or bound by `with node as x`, "" otherwise.
 func (s *scanner) assignedName(n *sitter.Node) string {
@@ -1766,6 +1781,7 @@ func (s *scanner) call(n *sitter.Node, c ctx) {
 	case isLoader(name):
 		dl := DataLoader{
 			Var:               s.assignedName(n),
+			OnSelf:            s.assignedToSelf(n),
 			BatchSize:         param(pos, kw, "batch_size", 1),
 			NumWorkers:        param(pos, kw, "num_workers", 5),
 			PinMemory:         param(pos, kw, "pin_memory", 7),

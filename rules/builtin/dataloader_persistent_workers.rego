@@ -94,9 +94,11 @@ few(l) if {
 	l.runs <= params.few_passes
 }
 
-# names(dl) are the texts that iterate dl: its name and, as a loader kept
-# on self is named by its attribute, self.<name>.
-names(dl) := {dl.var, concat("", ["self.", dl.var])}
+# names(dl) are the texts that iterate dl: self.<name> for a loader kept
+# on self, its name otherwise.
+names(dl) := {concat("", ["self.", dl.var])} if dl.on_self
+
+else := {dl.var}
 
 finding contains f if {
 	some dl in input.dataloaders
@@ -133,11 +135,13 @@ passes(dl) := {[c.line, c] |
 	c.loop >= 0
 	not few(input.loops[c.loop])
 	c.receiver == "self"
+	dl.on_self
 	[c.name, concat("", ["self.", dl.var])] in iterated_self
 } | {[c.line, c] |
 	some c in input.calls
 	c.loop >= 0
 	not few(input.loops[c.loop])
+	not dl.on_self
 	[c.name, dl.var] in free_keys
 	visible(dl, c.name)
 }
