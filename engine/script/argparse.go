@@ -116,14 +116,19 @@ func (s *scanner) tripCounts(root *sitter.Node) {
 		}
 	}
 	// Loops are listed before the loops inside them.
+	const most = 1 << 40 // past this a count is no count
 	for i := range s.f.Loops {
 		l := &s.f.Loops[i]
+		if l.Trips > most {
+			l.Trips = 0
+		}
 		l.Runs = l.Trips
 		if p := l.Parent; p >= 0 && l.Kind != "function" {
-			l.Runs *= s.f.Loops[p].Runs
-		}
-		if l.Runs > 1<<40 {
-			l.Runs = 0
+			if pr := s.f.Loops[p].Runs; pr == 0 || l.Runs > most/pr {
+				l.Runs = 0
+			} else {
+				l.Runs *= pr
+			}
 		}
 	}
 }

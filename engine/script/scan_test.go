@@ -178,6 +178,8 @@ func FuzzScan(f *testing.F) {
 		}
 	}
 	f.Add([]byte("for x in (:\n\twith profile( as p:\n"))
+	f.Add([]byte("def f(q, k, v):\n    a = b = F.softmax(q @ k.mT, dim=-1)\n    return (a @ v) if x else torch.einsum('bqk,bkd->bqd', b, v)\n"))
+	f.Add([]byte("X = X.to(d)\nfor i in range(-3, 9, 2):\n    for X, (Y, *Z) in s:\n        X[i].cuda()\n"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		fs, err := Scan("f.py", src)
 		if err != nil {
@@ -186,6 +188,16 @@ func FuzzScan(f *testing.F) {
 		for _, c := range fs.Calls {
 			if c.Loop >= len(fs.Loops) || c.StepLoop >= len(fs.Loops) || c.Line < 1 || c.Column < 1 {
 				t.Fatalf("bad call %+v", c)
+			}
+		}
+		for _, l := range fs.Loops {
+			if l.Trips < 0 || l.Runs < 0 {
+				t.Fatalf("bad loop counts %+v", l)
+			}
+		}
+		for _, u := range fs.Features.ManualAttention {
+			if u.Line < 1 || u.Line > fs.Lines {
+				t.Fatalf("bad manual attention %+v", u)
 			}
 		}
 	})
