@@ -129,31 +129,15 @@ func TestScriptFindingNeedsLocation(t *testing.T) {
 // function and loop in Rego and timed out (a rule error); it reads the
 // scanner's functions[].iterates from sets now.
 func TestScriptRulesOnManyFunctions(t *testing.T) {
-	var b strings.Builder
-	b.WriteString("from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4)\n")
-	for i := range 1000 {
-		fmt.Fprintf(&b, "def f%d(a, b):\n    for x in b:\n        pass\n", i)
-	}
-	b.WriteString("for epoch in range(100):\n")
-	for i := range 1000 {
-		fmt.Fprintf(&b, "    f%d(model, loader)\n", i)
-	}
-	// The same with a thousand functions that loop over the module's
-	// loader by name, each called from the epoch loop.
-	var g strings.Builder
-	g.WriteString("from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4)\n")
-	for i := range 1000 {
-		fmt.Fprintf(&g, "def f%d(epoch):\n    for x in loader:\n        pass\n", i)
-	}
-	g.WriteString("for epoch in range(100):\n")
-	for i := range 1000 {
-		fmt.Fprintf(&g, "    f%d(epoch)\n", i)
-	}
+	// A thousand functions handed the loader, then a thousand that loop
+	// over the module's loader by name, each called from the epoch loop.
+	byParam := manyFunctions("def f%d(a, b):\n    for x in b:\n        pass\n", "    f%d(model, loader)\n")
+	byName := manyFunctions("def f%d(epoch):\n    for x in loader:\n        pass\n", "    f%d(epoch)\n")
 	s, err := Builtin()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, src := range []string{b.String(), g.String()} {
+	for _, src := range []string{byParam, byName} {
 		sf, err := script.Scan("many.py", []byte(src))
 		if err != nil {
 			t.Skip("script scanner:", err)
@@ -170,4 +154,20 @@ func TestScriptRulesOnManyFunctions(t *testing.T) {
 			t.Errorf("no dataloader-persistent-workers finding naming f0(): %+v", fs)
 		}
 	}
+}
+
+// manyFunctions is a script with a DataLoader of worker processes, a
+// thousand defs from def (formatted with their number) and a 100-epoch
+// loop making a thousand calls from call.
+func manyFunctions(def, call string) string {
+	var b strings.Builder
+	b.WriteString("from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4)\n")
+	for i := range 1000 {
+		fmt.Fprintf(&b, def, i)
+	}
+	b.WriteString("for epoch in range(100):\n")
+	for i := range 1000 {
+		fmt.Fprintf(&b, call, i)
+	}
+	return b.String()
 }
