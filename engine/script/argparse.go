@@ -4,6 +4,7 @@ package script
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
@@ -83,8 +84,8 @@ func (s *scanner) resolveDefaults() {
 // tripCounts sets Loop.Trips of the for loops over range(...) whose
 // bounds are known, then every loop's Runs.
 func (s *scanner) tripCounts(root *sitter.Node) {
-	s.setAttrs = map[string]bool{}
-	s.attrTargets(root)
+	s.setAttrs, s.rebound = map[string]bool{}, map[string][]int{}
+	s.bindings(root)
 	for _, r := range s.ranges {
 		args := namedChildren(r.call.ChildByFieldName("arguments"))
 		if len(args) == 0 || len(args) > 3 {
@@ -99,6 +100,10 @@ func (s *scanner) tripCounts(root *sitter.Node) {
 			}
 		}
 		if !known {
+			continue
+		}
+		const bound = 1 << 40 // past this a bound is no bound (and lo - hi could wrap)
+		if slices.ContainsFunc(b, func(v int64) bool { return v > bound || v < -bound }) {
 			continue
 		}
 		lo, hi, step := int64(0), b[0], int64(1)
@@ -133,16 +138,46 @@ func (s *scanner) tripCounts(root *sitter.Node) {
 	}
 }
 
-// attrTargets collects the attributes the script assigns (args.epochs =
-// 300, cfg.epochs *= 2): an option's default no longer tells its value.
-func (s *scanner) attrTargets(n *sitter.Node) {
-	if n.Kind() == "assignment" || n.Kind() == "augmented_assignment" {
+// bindings collects the attributes the script assigns (args.epochs =
+// 300, cfg.epochs *= 2: an option's default no longer tells its value)
+// and the names it binds other than by name = value (scanner.rebound).
+func (s *scanner) bindings(n *sitter.Node) {
+	var names []*sitter.Node
+	switch n.Kind() {
+	case "assignment", "augmented_assignment":
 		if l := n.ChildByFieldName("left"); l != nil && l.Kind() == "attribute" {
 			s.setAttrs[s.text(l)] = true
+		} else if l != nil && n.Kind() == "augmented_assignment" {
+			names = append(names, l)
+		}
+	case "for_statement", "for_in_clause":
+		names = append(names, n.ChildByFieldName("left"))
+	case "as_pattern":
+		names = append(names, n.ChildByFieldName("alias"))
+	case "named_expression":
+		names = append(names, n.ChildByFieldName("name"))
+	}
+	for _, t := range names {
+		if t != nil {
+			s.reboundNames(t, int(t.StartPosition().Row)+1)
 		}
 	}
 	for _, c := range children(n) {
-		s.attrTargets(c)
+		s.bindings(c)
+	}
+}
+
+// reboundNames records the identifiers of target t as bound at line.
+func (s *scanner) reboundNames(t *sitter.Node, line int) {
+	if t.Kind() == "identifier" {
+		s.rebound[s.text(t)] = append(s.rebound[s.text(t)], line)
+		return
+	}
+	if t.Kind() == "attribute" || t.Kind() == "subscript" {
+		return
+	}
+	for _, c := range namedChildren(t) {
+		s.reboundNames(c, line)
 	}
 }
 
@@ -172,7 +207,7 @@ func (s *scanner) intValue(n, at *sitter.Node, depth int) (int64, bool) {
 	case "identifier":
 		name := s.text(n)
 		as := s.allAssigns[name]
-		if len(as) != 1 || as[0].idx >= 0 || as[0].v.Kind() != "integer" {
+		if len(as) != 1 || as[0].idx >= 0 || as[0].v.Kind() != "integer" || len(s.rebound[name]) > 0 {
 			return 0, false
 		}
 		line := int(at.StartPosition().Row) + 1

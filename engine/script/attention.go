@@ -3,6 +3,7 @@
 package script
 
 import (
+	"slices"
 	"strings"
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
@@ -78,7 +79,7 @@ func (s *scanner) attention(root *sitter.Node) {
 	walk = func(n *sitter.Node) {
 		if n.Kind() == "function_definition" {
 			if body := n.ChildByFieldName("body"); body != nil {
-				a := attentionWalk{s: s, mods: mods, scores: map[string]bool{}, probs: map[string]*sitter.Node{}, transposed: map[string]bool{}, seen: map[uint]bool{}}
+				a := attentionWalk{s: s, mods: mods, scores: map[string]bool{}, probs: map[string]*sitter.Node{}, transposed: map[string]bool{}, params: map[string]bool{}, seen: map[uint]bool{}}
 				a.block(body)
 			}
 		}
@@ -134,7 +135,8 @@ type attentionWalk struct {
 	scores     map[string]bool
 	probs      map[string]*sitter.Node
 	transposed map[string]bool
-	seen       map[uint]bool // softmax calls already reported, by start byte
+	params     map[string]bool // names assigned a parameter (emb = self.embed.weight)
+	seen       map[uint]bool   // softmax calls already reported, by start byte
 	// memo holds the current statement's exprInfo per node, so that a
 	// product reads its operands' without walking them again.
 	memo map[uintptr]exprInfo
@@ -194,8 +196,10 @@ func (a *attentionWalk) assignment(n *sitter.Node) {
 	}
 	v := a.statement(right)
 	transposed := a.transposedActivation(right)
+	param := parameter(a.s, a.base(right))
 	for _, name := range names {
 		a.transposed[name] = transposed
+		a.params[name] = param
 		switch {
 		case v.product: // y = att @ v: the attention's output
 			delete(a.scores, name)
@@ -263,17 +267,17 @@ func (a *attentionWalk) expr(n *sitter.Node) exprInfo {
 	if n.Kind() == "call" {
 		if a.softmaxCall(n) {
 			v.probs = n
-		} else if a.s.calleeName(n) == "torch.einsum" && contractsLast(a.s, n) {
+		} else if a.s.calleeName(n) == "torch.einsum" && contractsLast(a.s, n) && a.activations(a.s.productOperands(n)) {
 			v.scores = true
 		}
 	}
-	for _, op := range a.s.productOperands(n) {
-		if op == nil {
-			continue
-		}
-		if a.transposedActivation(op) || op.Kind() == "identifier" && a.transposed[a.s.text(op)] {
-			v.scores = true
-		}
+	ops := a.s.productOperands(n)
+	if a.activations(ops) && slices.ContainsFunc(ops, func(op *sitter.Node) bool {
+		return a.transposedActivation(op) || op.Kind() == "identifier" && a.transposed[a.s.text(op)]
+	}) {
+		v.scores = true
+	}
+	for _, op := range ops {
 		if sm := a.memo[op.Id()].probs; sm != nil {
 			a.report(sm)
 			v.product = true
@@ -281,6 +285,59 @@ func (a *attentionWalk) expr(n *sitter.Node) exprInfo {
 	}
 	a.memo[n.Id()] = v
 	return v
+}
+
+// activations reports whether a product's operands are all activations:
+// none is a parameter (an attribute of self, a .weight, or a name assigned
+// one: emb = self.embed.weight), nor missing. q @ k^T multiplies two;
+// x @ self.w_gate.T is a projection or a gate.
+func (a *attentionWalk) activations(ops []*sitter.Node) bool {
+	if len(ops) < 2 {
+		return false
+	}
+	for _, op := range ops {
+		if op == nil {
+			return false
+		}
+		if parameter(a.s, a.base(op)) || a.base(op).Kind() == "identifier" && a.params[a.s.text(a.base(op))] {
+			return false
+		}
+	}
+	return true
+}
+
+// base strips a transpose and parentheses from an operand: the tensor it
+// transposes (self.w of self.w.T, k of k.transpose(-2, -1)).
+func (a *attentionWalk) base(n *sitter.Node) *sitter.Node {
+	for {
+		switch n.Kind() {
+		case "parenthesized_expression":
+			c := namedChildren(n)
+			if len(c) != 1 {
+				return n
+			}
+			n = c[0]
+		case "attribute":
+			o := n.ChildByFieldName("object")
+			if l := a.s.lastName(n); l != "mT" && l != "T" || o == nil {
+				return n
+			}
+			n = o
+		case "call":
+			switch a.s.calleeName(n) {
+			case ".transpose", ".permute", ".t", ".contiguous", ".float", ".to":
+				r := a.s.receiver(n)
+				if r == nil {
+					return n
+				}
+				n = r
+			default:
+				return n
+			}
+		default:
+			return n
+		}
+	}
 }
 
 // softmaxCall reports whether call n is a softmax over the last dimension

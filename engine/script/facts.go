@@ -410,9 +410,13 @@ type Features struct {
 	// or through names assigned from it (masked_fill, dropout). Name is
 	// the softmax's canonical name, at the softmax call.
 	ManualAttention []Use `json:"manual_attention"`
-	// FusedAttention are calls of fused attention kernels:
-	// torch.nn.functional.scaled_dot_product_attention, flex_attention,
-	// flash_attn.*, xformers.ops.memory_efficient_attention.
+	// FusedAttention are the places that name a fused attention kernel,
+	// called or not: scaled_dot_product_attention (also in a string, as
+	// getattr(F, "scaled_dot_product_attention") has it), flex_attention,
+	// flash_attn_func and its variants, memory_efficient_attention, and
+	// Hugging Face's dispatch (ALL_ATTENTION_FUNCTIONS,
+	// _attn_implementation). Name is the canonical name where it
+	// resolves, else the text.
 	FusedAttention []Use `json:"fused_attention"`
 }
 

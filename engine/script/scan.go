@@ -223,6 +223,11 @@ type scanner struct {
 	// attributes the script assigns (attrTargets).
 	ranges   []loopRange
 	setAttrs map[string]bool
+	// rebound lists, per name, the lines where it is bound other than by
+	// a plain name = value (+=, a for, with or except target, a walrus);
+	// bound remembers bindsOnce's answers.
+	rebound map[string][]int
+	bound   map[bindKey]bool
 }
 
 // loopRange is a for loop's index in Facts.Loops and its range(...) call.
@@ -1172,7 +1177,7 @@ func (s *scanner) receiverOrigin(n, r *sitter.Node) *Origin {
 		case "function_definition", "class_definition", "lambda":
 			return nil
 		case "for_statement", "while_statement", "list_comprehension", "set_comprehension", "dictionary_comprehension", "generator_expression":
-			if s.binds(stmt, name) {
+			if s.bindsOnce(stmt, name) {
 				return nil
 			}
 		case "with_statement":
@@ -1196,7 +1201,7 @@ func (s *scanner) receiverOrigin(n, r *sitter.Node) *Origin {
 				args, kw, _ := s.args(v)
 				return &Origin{Name: s.calleeName(v), Args: args, Keywords: kw, Pos: s.pos(v)}
 			}
-			if s.binds(q, name) {
+			if s.bindsOnce(q, name) {
 				return nil
 			}
 		}
@@ -1223,6 +1228,28 @@ func (s *scanner) plainAssigned(q *sitter.Node, name string) *sitter.Node {
 		}
 	}
 	return nil
+}
+
+// bindKey is a statement (by start byte) and a name.
+type bindKey struct {
+	at   uint
+	name string
+}
+
+// bindsOnce is binds, remembered per statement and name: every device move
+// in a loop asks the same of the loop (a loop of thousands of moves walked
+// its body once per move).
+func (s *scanner) bindsOnce(n *sitter.Node, name string) bool {
+	k := bindKey{n.StartByte(), name}
+	if v, ok := s.bound[k]; ok {
+		return v
+	}
+	if s.bound == nil {
+		s.bound = map[bindKey]bool{}
+	}
+	v := s.binds(n, name)
+	s.bound[k] = v
+	return v
 }
 
 // binds reports whether n, outside the defs and lambdas in it, binds name:
@@ -1369,6 +1396,25 @@ func (s *scanner) walk(n *sitter.Node, c ctx) {
 			}
 			return
 		}
+		if n.Kind() == "if_statement" || n.Kind() == "conditional_expression" {
+			// The test runs on every pass; the branches do not.
+			var test *sitter.Node
+			if n.Kind() == "if_statement" {
+				test = n.ChildByFieldName("condition")
+			} else if nc := namedChildren(n); len(nc) == 3 {
+				test = nc[1] // x if test else y
+			}
+			if c.stepLoop >= 0 && n.Kind() == "conditional_expression" {
+				c.guard = 0 // x if t else y: a test no Condition records
+				c.conditional = true
+			}
+			for _, ch := range children(n) {
+				cc := c
+				cc.branch = test == nil || ch.Id() != test.Id()
+				s.walk(ch, cc)
+			}
+			return
+		}
 		c.branch = true
 		if c.stepLoop >= 0 {
 			if n.Kind() == "elif_clause" {
@@ -1379,7 +1425,7 @@ func (s *scanner) walk(n *sitter.Node, c ctx) {
 			}
 			c.conditional = true
 		}
-	case "except_clause", "case_clause", "lambda", "boolean_operator":
+	case "except_clause", "except_group_clause", "case_clause", "lambda", "boolean_operator":
 		c.branch = true // runs on some passes only (a or b(), an OOM handler)
 	case "function_definition":
 		c = ctx{loop: -1, stepLoop: -1, profiler: -1, eval: s.evalFunction(n)}
@@ -2016,7 +2062,7 @@ func (s *scanner) iterated() {
 }
 
 // freeName reports whether t is a plain name that fn reads from an
-// enclosing scope: not one of its parameters, and assigned nowhere in its
+// enclosing scope: not one of its parameters, and bound nowhere in its
 // lines (a loader built at module level and looped over in train()).
 func (s *scanner) freeName(fn Function, t string) bool {
 	if t == "" || t == "self" || !isIdentifier(t) || slices.Contains(fn.Params, t) {
@@ -2024,6 +2070,11 @@ func (s *scanner) freeName(fn Function, t string) bool {
 	}
 	for _, a := range s.allAssigns[t] {
 		if l := int(a.v.StartPosition().Row) + 1; fn.Line <= l && l <= fn.EndLine {
+			return false
+		}
+	}
+	for _, l := range s.rebound[t] {
+		if fn.Line <= l && l <= fn.EndLine {
 			return false
 		}
 	}

@@ -155,42 +155,44 @@ free_keys contains [name, p] if {
 	some p in fn.iterates
 	not p in fn.params
 	not startswith(p, "self.")
-	some name in {fn.name, concat("", [".", fn.name])}
+	some name in call_names(fn)
 }
+
+# call_names(fn) are the names a call of fn has: its own, and, for a
+# method (first parameter self), ".name".
+call_names(fn) := {fn.name, concat("", [".", fn.name])} if {
+	count(fn.params) > 0
+	fn.params[0] == "self"
+} else := {fn.name}
 
 # visible(dl, name) holds when the functions called name that loop over
 # dl's name can read dl: it is built at module level, or in a def that
 # holds them (a loader built in main() and read by a def nested in it).
-visible(dl, _) if count(holders[dl.line]) == 0
+visible(dl, _) if count(holders[[dl.line, dl.column]]) == 0
 
-visible(dl, name) if name in closure_names[dl.line]
+visible(dl, name) if name in closure_names[[dl.line, dl.column]]
 
-# holders maps a loader's line to the [first, last] lines of the defs that
-# hold it; closure_names to the names of the functions inside all of them
-# that loop over its name. Each is built once per loader.
-holders[dl.line] := {[g.line, g.end_line] |
+# holders maps a loader's [line, column] to the [first, last] lines of the
+# defs that hold it; closure_names to the names of the functions inside
+# all of them that loop over its name. Each is built once per loader.
+holders[[dl.line, dl.column]] := {[g.line, g.end_line] |
 	some g in input.functions
 	g.line <= dl.line
 	dl.line <= g.end_line
 } if some dl in input.dataloaders
 
-closure_names[dl.line] := {name |
+closure_names[[dl.line, dl.column]] := {name |
 	some fn in input.functions
 	dl.var in fn.iterates
-	every g in holders[dl.line] {
+	every g in holders[[dl.line, dl.column]] {
 		g[0] <= fn.line
 		fn.end_line <= g[1]
 	}
-	some name in {fn.name, concat("", [".", fn.name])}
+	some name in call_names(fn)
 } if {
 	some dl in input.dataloaders
-	count(holders[dl.line]) > 0
+	count(holders[[dl.line, dl.column]]) > 0
 }
-
-# iterated_self holds [".method", "self.attr"] for the attributes of self
-# a method loops over (directly or in a method it calls on self): a loader
-# kept on self (self.train_loader) and driven by self.fit() from an epoch
-# loop.
 
 # iterated_at holds [call name, argument position] for the parameters a
 # function iterates: "name" for a plain call, ".name" for a method call
@@ -209,6 +211,11 @@ iterated_at contains [concat("", [".", fn.name]), i - 1] if {
 	i > 0
 	p in fn.iterates
 }
+
+# iterated_self holds [".method", "self.attr"] for the attributes of self
+# a method loops over (directly or in a method it calls on self): a loader
+# kept on self (self.train_loader) and driven by self.fit() from an epoch
+# loop.
 
 iterated_self contains [concat("", [".", fn.name]), p] if {
 	some fn in input.functions
