@@ -61,11 +61,20 @@ finding contains f if {
 	fresh(c)
 	not decoding(c)
 	f := {
-		"msg": sprintf("%s builds the tensor on the CPU and copies it to the GPU in a loop; create it with device=", [c.text]),
+		"msg": sprintf("%s builds the tensor on the CPU and copies it to the GPU in a loop; %s", [c.text, remedy(c)]),
 		"impact": params.impact,
 		"location": slib.loc(c),
 	}
 }
+
+# remedy: a tensor made from host data (torch.tensor(x), from_numpy)
+# still crosses the bus with device=, so the gain is building it once
+# when its values do not change (class weights, a constant mask); one a
+# factory fills (zeros, arange, randn) is made on the device with none.
+remedy(c) := "build it once, before the loop, when its values do not change (torch.tensor(..., device=) still copies host data)" if {
+	some name in {c.receiver_call, c.receiver_assigned}
+	name in {"torch.tensor", "torch.as_tensor", "torch.from_numpy"}
+} else := "create it with device="
 
 # decoding(c) holds for a call in an autoregressive decoding loop of a
 # script that trains, outside any step loop (a loop that calls the model
