@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -120,6 +121,32 @@ func (s *scanner) smallNetOf(n *sitter.Node) string {
 				}
 			case builderCall.MatchString(name):
 				ok = false
+			case s.defs[name] != nil:
+				// layer(obs_dim, 64): a helper of the script that builds
+				// and returns an nn.Linear (cleanRL's layer_init shape,
+				// written as def layer(i, o): l = nn.Linear(i, o); ...).
+				for _, lin := range s.linearsIn(s.defs[name]) {
+					linear++
+					known := false
+					for i, kw := range []string{"in_features", "out_features"} {
+						v := s.argNode(lin, kw, i)
+						if v != nil && v.Kind() == "identifier" {
+							if k := slices.Index(s.params(s.defs[name]), s.text(v)); k >= 0 {
+								v = s.argNode(n, s.text(v), k) // the caller's argument
+							}
+						}
+						if d, found := dim(v); found {
+							known = true
+							widest = max(widest, d)
+							if d > smallMaxWidth {
+								ok = false
+							}
+						}
+					}
+					if !known {
+						ok = false
+					}
+				}
 			}
 		}
 		for _, c := range children(n) {
@@ -135,6 +162,30 @@ func (s *scanner) smallNetOf(n *sitter.Node) string {
 		layers = "layer"
 	}
 	return fmt.Sprintf("%d nn.Linear %s at most %d wide", linear, layers, widest)
+}
+
+// linearsIn returns the torch.nn.Linear calls in a def's body, nested defs
+// and classes excepted.
+func (s *scanner) linearsIn(def *sitter.Node) []*sitter.Node {
+	var out []*sitter.Node
+	var visit func(n *sitter.Node)
+	visit = func(n *sitter.Node) {
+		switch n.Kind() {
+		case "function_definition", "class_definition", "lambda":
+			if n.Id() != def.Id() {
+				return
+			}
+		case "call":
+			if s.calleeName(n) == "torch.nn.Linear" {
+				out = append(out, n)
+			}
+		}
+		for _, c := range children(n) {
+			visit(c)
+		}
+	}
+	visit(def)
+	return out
 }
 
 // argNode returns the node of a call's argument passed as keyword name or

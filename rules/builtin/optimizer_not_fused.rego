@@ -21,8 +21,10 @@
 #   model, where the update is a few kernels whatever the implementation: the
 #   optimizer's `<model>.parameters()` come from at most 8 `nn.Linear` layers of
 #   known sizes up to 1024 plus parameter-free layers (activations, dropout,
-#   `Sequential`), built directly or in a Module class of the script or of a
-#   module of its directory that it imports.
+#   `Sequential`), built directly, by a function of the script that returns
+#   an `nn.Linear` (`layer(obs_dim, 64)`, sizes read from the call), or in a
+#   Module class of the script or of a module of its directory that it
+#   imports.
 #
 #   **Impact estimate.** The script alone measures nothing, so the impact is a prior: 1% of step time (`impact`), with confidence "likely".
 # custom:
