@@ -48,6 +48,9 @@
 #   Scripts that never use a GPU (no `.cuda()`,
 #   `torch.cuda.*`, `torch.accelerator.*`, `"cuda"` device, the nccl backend, a sibling module importing it that uses a GPU, DDP / FSDP, accelerate
 #   or Lightning) are not reported.
+#   A sync under the `if` that holds the optimizer's `.step()` behind a
+#   remainder test (gradient accumulation, `if (i + 1) % k == 0:`) is not
+#   logging: it runs on every optimizer step and is reported as such.
 #   Outside step loops, `torch.cuda.empty_cache()` is reported in a loop
 #   that runs the model itself (`model(x)`, `self.net(x)`, `pipe(prompt)`,
 #   `.generate(...)`: a serving or generation loop; not an epoch loop that
@@ -93,7 +96,7 @@ params := data.stepdoctor.params["host-sync-in-loop"]
 
 finding contains f if {
 	slib.uses_gpu(input.features)
-	some group in slib.loop_groups(slib.step_syncs(input.calls, input.conditions))
+	some group in slib.loop_groups(slib.step_syncs(input.calls, input.conditions) | gate_syncs)
 	x := group[0]
 	not slib.eval_in_training(input.loops[x.loop].eval, input.loops)
 	others := sort({y.line | some y in array.slice(group, 1, count(group))})
@@ -161,6 +164,26 @@ holds_step_loop(i) if {
 	l.step
 }
 
+# gate_syncs are the syncs under the if that holds the optimizer's step
+# behind a remainder test (gradient accumulation: if (i + 1) % k == 0:
+# opt.step(); torch.cuda.empty_cache()): they run on every optimizer step,
+# not every N steps as logging does.
+gate_syncs := {s |
+	some c in input.calls
+	c.step_loop >= 0
+	c.conditional
+	not c.inner_loop
+	c.guard >= 0
+	k := input.conditions[c.guard]
+	contains(k.text, "%")
+	some d in input.calls
+	d.name == ".step"
+	regex.match(`(?i)(opt|scaler)`, d.receiver)
+	d.guard == c.guard
+	label := sprintf("%s runs", [slib.sync_label(c)])
+	s := {"loop": c.step_root, "site": c.step_loop, "line": c.line, "column": c.column, "label": label, "gate": k.line, "location": slib.loc(c)}
+}
+
 # blocking_copies is each step loop's blocking copies, {loop: sorted
 # lines}, found once for all loops.
 blocking_copies := {g[0].loop: sort({y.line | some y in g}) | some g in slib.loop_groups(copies)}
@@ -178,6 +201,7 @@ copies contains {"loop": c.step_root, "line": c.line, "column": c.column} if {
 evaluation(x) if input.loops[x.loop].eval
 
 how_often(x) := "every evaluation batch" if evaluation(x)
+else := sprintf("on every optimizer step (under the gate at line %d)", [x.gate]) if x.gate
 else := "every step"
 
 eval_note(x) := "; this is an evaluation loop, so it slows evaluation" if evaluation(x)
