@@ -69,6 +69,28 @@ func (s *scanner) smallNetOf(n *sitter.Node) string {
 		i, err := strconv.Atoi(strings.ReplaceAll(s.text(v), "_", ""))
 		return i, err == nil
 	}
+	// addLinear counts an nn.Linear call, its sizes read through arg (the
+	// caller's arguments for one a helper builds; nil: as written).
+	addLinear := func(lin *sitter.Node, arg func(*sitter.Node) *sitter.Node) {
+		linear++
+		known := false
+		for i, kw := range []string{"in_features", "out_features"} {
+			v := s.argNode(lin, kw, i)
+			if arg != nil {
+				v = arg(v)
+			}
+			if d, found := dim(v); found {
+				known = true
+				widest = max(widest, d)
+				if d > smallMaxWidth {
+					ok = false
+				}
+			}
+		}
+		if !known {
+			ok = false
+		}
+	}
 	var visit func(n *sitter.Node, inLoop bool)
 	visit = func(n *sitter.Node, inLoop bool) {
 		if !ok {
@@ -89,21 +111,7 @@ func (s *scanner) smallNetOf(n *sitter.Node) string {
 					ok = false
 					return
 				}
-				linear++
-				known := false
-				for i, kw := range []string{"in_features", "out_features"} {
-					d, found := dim(s.argNode(n, kw, i))
-					if found {
-						known = true
-						widest = max(widest, d)
-						if d > smallMaxWidth {
-							ok = false
-						}
-					}
-				}
-				if !known {
-					ok = false
-				}
+				addLinear(n, nil)
 			case strings.HasPrefix(name, "torch.nn."):
 				if base == "" || base[0] < 'A' || base[0] > 'Z' {
 					break // torch.nn.init.*, torch.nn.functional.*
@@ -125,27 +133,16 @@ func (s *scanner) smallNetOf(n *sitter.Node) string {
 				// layer(obs_dim, 64): a helper of the script that builds
 				// and returns an nn.Linear (cleanRL's layer_init shape,
 				// written as def layer(i, o): l = nn.Linear(i, o); ...).
-				for _, lin := range s.linearsIn(s.defs[name]) {
-					linear++
-					known := false
-					for i, kw := range []string{"in_features", "out_features"} {
-						v := s.argNode(lin, kw, i)
+				def, call := s.defs[name], n
+				for _, lin := range s.linearsIn(def) {
+					addLinear(lin, func(v *sitter.Node) *sitter.Node {
 						if v != nil && v.Kind() == "identifier" {
-							if k := slices.Index(s.params(s.defs[name]), s.text(v)); k >= 0 {
-								v = s.argNode(n, s.text(v), k) // the caller's argument
+							if k := slices.Index(s.params(def), s.text(v)); k >= 0 {
+								return s.argNode(call, s.text(v), k) // the caller's argument
 							}
 						}
-						if d, found := dim(v); found {
-							known = true
-							widest = max(widest, d)
-							if d > smallMaxWidth {
-								ok = false
-							}
-						}
-					}
-					if !known {
-						ok = false
-					}
+						return v
+					})
 				}
 			}
 		}
