@@ -105,7 +105,7 @@ always_deterministic if {
 # unless set.
 trainer_note := " (or L.Trainer(benchmark=True))" if {
 	some u in input.features.frameworks
-	regex.match(`^(lightning|pytorch_lightning)(\.pytorch)?\.Trainer$`, u.name)
+	slib.lightning_trainer(u.name)
 } else := ""
 
 # never_on holds when no assignment turns benchmark on: none at all, or

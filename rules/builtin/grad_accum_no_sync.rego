@@ -131,11 +131,6 @@ every_step(c) if {
 	not c.inner_loop
 }
 
-optimizer_step(c) if {
-	c.name == ".step"
-	regex.match(`(?i)(opt|scaler)`, c.receiver)
-}
-
 # micro_backward(b) holds for a backward on every iteration of its step
 # loop, not a DeepSpeed engine's (which accumulates by itself).
 micro_backward(b) if {
@@ -151,13 +146,13 @@ gated contains [b, s, k] if {
 	some b in input.calls
 	micro_backward(b)
 	some s in input.calls
-	optimizer_step(s)
+	slib.optimizer_step(s)
 	s.step_loop == b.step_loop
 	s.conditional
 	s.line > b.line
 	s.guard >= 0
 	k := input.conditions[s.guard]
-	remainder(k)
+	slib.remainder(k)
 	not stepped_every_time(b)
 }
 
@@ -168,7 +163,7 @@ gated contains [b, s, k] if {
 	some b in input.calls
 	micro_backward(b)
 	some s in input.calls
-	optimizer_step(s)
+	slib.optimizer_step(s)
 	every_step(s)
 	s.step_loop == b.step_loop
 	s.line > b.line
@@ -181,21 +176,15 @@ gated contains [b, s, k] if {
 	not k.conditional
 	b.line < k.line
 	k.line < s.line
-	remainder(k)
+	slib.remainder(k)
 }
-
-# remainder(k) holds for a condition that takes a remainder, itself or
-# through the name it tests (update = (i + 1) % k == 0; if update:).
-remainder(k) if contains(k.text, "%")
-
-remainder(k) if contains(k.assigned, "%")
 
 # stepped_every_time(b) holds when an optimizer steps on every iteration
 # after backward b (a GAN's critic steps every batch, its generator every
 # n-th: no accumulation).
 stepped_every_time(b) if {
 	some s in input.calls
-	optimizer_step(s)
+	slib.optimizer_step(s)
 	every_step(s)
 	s.step_loop == b.step_loop
 	s.line >= b.line

@@ -175,10 +175,9 @@ gate_syncs := {s |
 	not c.inner_loop
 	c.guard >= 0
 	k := input.conditions[c.guard]
-	contains(k.text, "%")
+	slib.remainder(k)
 	some d in input.calls
-	d.name == ".step"
-	regex.match(`(?i)(opt|scaler)`, d.receiver)
+	slib.optimizer_step(d)
 	d.guard == c.guard
 	label := sprintf("%s runs", [slib.sync_label(c)])
 	s := {"loop": c.step_root, "site": c.step_loop, "line": c.line, "column": c.column, "label": label, "gate": k.line, "location": slib.loc(c)}

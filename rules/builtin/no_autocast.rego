@@ -151,7 +151,7 @@ finding contains f if {
 	l.trains
 	trainers := [c |
 		some c in input.calls
-		regex.match(`^(lightning|pytorch_lightning)(\.pytorch)?\.Trainer$`, c.name)
+		slib.lightning_trainer(c.name)
 		not c.kwargs_splat
 		not c.keywords.precision
 	]

@@ -332,3 +332,20 @@ step_where(loops, i) := sprintf("in %s(), called from %s() at line %d", [l.funct
 	l.parent >= 0
 	loops[l.parent].kind == "function"
 }
+
+# optimizer_step(c) holds for an optimizer's (or a GradScaler's) .step().
+optimizer_step(c) if {
+	c.name == ".step"
+	regex.match(`(?i)(opt|scaler)`, c.receiver)
+}
+
+# remainder(k) holds for a condition that takes a remainder, itself or
+# through the name it tests (update = (i + 1) % k == 0; if update:): the
+# gate of gradient accumulation or of logging every N steps.
+remainder(k) if contains(k.text, "%")
+
+remainder(k) if contains(k.assigned, "%")
+
+# lightning_trainer(name) holds for Lightning's Trainer by its canonical
+# names.
+lightning_trainer(name) if regex.match(`^(lightning|pytorch_lightning)(\.pytorch)?\.Trainer$`, name)
