@@ -83,9 +83,7 @@ func (s *scanner) resolveDefaults() {
 
 // tripCounts sets Loop.Trips of the for loops over range(...) whose
 // bounds are known, then every loop's Runs.
-func (s *scanner) tripCounts(root *sitter.Node) {
-	s.setAttrs, s.rebound = map[string]bool{}, map[string][]int{}
-	s.bindings(root)
+func (s *scanner) tripCounts() {
 	for _, r := range s.ranges {
 		args := namedChildren(r.call.ChildByFieldName("arguments"))
 		if len(args) == 0 || len(args) > 3 {
@@ -142,6 +140,9 @@ func (s *scanner) tripCounts(root *sitter.Node) {
 // 300, cfg.epochs *= 2: an option's default no longer tells its value)
 // and the names it binds other than by name = value (scanner.rebound).
 func (s *scanner) bindings(n *sitter.Node) {
+	if s.setAttrs == nil {
+		s.setAttrs, s.rebound = map[string]bool{}, map[string][]rebinding{}
+	}
 	var names []*sitter.Node
 	switch n.Kind() {
 	case "assignment", "augmented_assignment":
@@ -159,7 +160,7 @@ func (s *scanner) bindings(n *sitter.Node) {
 	}
 	for _, t := range names {
 		if t != nil {
-			s.reboundNames(t, int(t.StartPosition().Row)+1)
+			s.reboundNames(t)
 		}
 	}
 	for _, c := range children(n) {
@@ -167,17 +168,18 @@ func (s *scanner) bindings(n *sitter.Node) {
 	}
 }
 
-// reboundNames records the identifiers of target t as bound at line.
-func (s *scanner) reboundNames(t *sitter.Node, line int) {
+// reboundNames records the identifiers of target t (a name, or those in a
+// tuple, list or starred target) as bound where they stand.
+func (s *scanner) reboundNames(t *sitter.Node) {
 	if t.Kind() == "identifier" {
-		s.rebound[s.text(t)] = append(s.rebound[s.text(t)], line)
+		s.rebound[s.text(t)] = append(s.rebound[s.text(t)], rebinding{int(t.StartPosition().Row) + 1, t.StartByte()})
 		return
 	}
 	if t.Kind() == "attribute" || t.Kind() == "subscript" {
 		return
 	}
 	for _, c := range namedChildren(t) {
-		s.reboundNames(c, line)
+		s.reboundNames(c)
 	}
 }
 

@@ -85,6 +85,7 @@ func scanIn(file string, src []byte, dir string) (*Facts, error) {
 	root := tree.RootNode()
 	s.classDefs(root)
 	s.prepass(root)
+	s.bindings(root)
 	s.classSizes()
 	if dir != "" {
 		s.siblings(dir)
@@ -95,7 +96,7 @@ func scanIn(file string, src []byte, dir string) (*Facts, error) {
 	s.attention(root)
 	s.placeSiblingConv()
 	s.resolveDefaults()
-	s.tripCounts(root)
+	s.tripCounts()
 	s.finish()
 	return s.f, nil
 }
@@ -223,11 +224,17 @@ type scanner struct {
 	// attributes the script assigns (attrTargets).
 	ranges   []loopRange
 	setAttrs map[string]bool
-	// rebound lists, per name, the lines where it is bound other than by
-	// a plain name = value (+=, a for, with or except target, a walrus);
-	// bound remembers bindsOnce's answers.
-	rebound map[string][]int
-	bound   map[bindKey]bool
+	// rebound lists, per name, where it is bound other than by a plain
+	// name = value (+=, a for, with or except target, a walrus), collected
+	// before the walk (bindings).
+	rebound map[string][]rebinding
+}
+
+// rebinding is where a name is bound other than by name = value: the
+// target's line and start byte.
+type rebinding struct {
+	line int
+	at   uint
 }
 
 // loopRange is a for loop's index in Facts.Loops and its range(...) call.
@@ -1115,16 +1122,8 @@ const assignedBack = 32
 func (s *scanner) assignedBefore(stmt *sitter.Node, name string) *sitter.Node {
 	k := 0
 	for p := stmt.PrevNamedSibling(); p != nil && k < assignedBack; p, k = p.PrevNamedSibling(), k+1 {
-		if p.Kind() != "expression_statement" {
-			continue
-		}
-		for _, a := range namedChildren(p) {
-			if a.Kind() != "assignment" {
-				continue
-			}
-			if l, r := a.ChildByFieldName("left"), a.ChildByFieldName("right"); l != nil && r != nil && l.Kind() == "identifier" && s.text(l) == name {
-				return r
-			}
+		if v := s.plainAssigned(p, name); v != nil {
+			return v
 		}
 	}
 	return nil
@@ -1177,7 +1176,7 @@ func (s *scanner) receiverOrigin(n, r *sitter.Node) *Origin {
 		case "function_definition", "class_definition", "lambda":
 			return nil
 		case "for_statement", "while_statement", "list_comprehension", "set_comprehension", "dictionary_comprehension", "generator_expression":
-			if s.bindsOnce(stmt, name) {
+			if s.binds(stmt, name) {
 				return nil
 			}
 		case "with_statement":
@@ -1201,7 +1200,7 @@ func (s *scanner) receiverOrigin(n, r *sitter.Node) *Origin {
 				args, kw, _ := s.args(v)
 				return &Origin{Name: s.calleeName(v), Args: args, Keywords: kw, Pos: s.pos(v)}
 			}
-			if s.bindsOnce(q, name) {
+			if s.binds(q, name) {
 				return nil
 			}
 		}
@@ -1230,67 +1229,20 @@ func (s *scanner) plainAssigned(q *sitter.Node, name string) *sitter.Node {
 	return nil
 }
 
-// bindKey is a statement (by start byte) and a name.
-type bindKey struct {
-	at   uint
-	name string
-}
-
-// bindsOnce is binds, remembered per statement and name: every device move
-// in a loop asks the same of the loop (a loop of thousands of moves walked
-// its body once per move).
-func (s *scanner) bindsOnce(n *sitter.Node, name string) bool {
-	k := bindKey{n.StartByte(), name}
-	if v, ok := s.bound[k]; ok {
-		return v
-	}
-	if s.bound == nil {
-		s.bound = map[bindKey]bool{}
-	}
-	v := s.binds(n, name)
-	s.bound[k] = v
-	return v
-}
-
-// binds reports whether n, outside the defs and lambdas in it, binds name:
-// as an assignment's target (in a tuple too), a for or comprehension
-// target, a with ... as target, a walrus or an augmented assignment.
+// binds reports whether name is bound anywhere inside n: assigned (the
+// prepass's allAssigns, by the value's position) or bound another way, by
+// +=, a for, comprehension, with or except target or a walrus
+// (scanner.rebound). Defs and lambdas inside n count too.
 func (s *scanner) binds(n *sitter.Node, name string) bool {
-	switch n.Kind() {
-	case "function_definition", "class_definition", "lambda":
-		return false
-	case "assignment", "augmented_assignment", "for_statement", "for_in_clause":
-		if l := n.ChildByFieldName("left"); l != nil && s.targetHas(l, name) {
-			return true
-		}
-	case "as_pattern":
-		if al := n.ChildByFieldName("alias"); al != nil && s.targetHas(al, name) {
-			return true
-		}
-	case "named_expression":
-		if nm := n.ChildByFieldName("name"); nm != nil && s.text(nm) == name {
+	lo, hi := n.StartByte(), n.EndByte()
+	for _, a := range s.allAssigns[name] {
+		if at := a.v.StartByte(); lo <= at && at < hi {
 			return true
 		}
 	}
-	for _, c := range namedChildren(n) {
-		if s.binds(c, name) {
+	for _, r := range s.rebound[name] {
+		if lo <= r.at && r.at < hi {
 			return true
-		}
-	}
-	return false
-}
-
-// targetHas reports whether an assignment target binds name: the name
-// itself, or inside a tuple, list or starred target.
-func (s *scanner) targetHas(t *sitter.Node, name string) bool {
-	switch t.Kind() {
-	case "identifier":
-		return s.text(t) == name
-	case "pattern_list", "tuple_pattern", "list_pattern", "tuple", "list", "list_splat_pattern", "as_pattern_target", "parenthesized_expression":
-		for _, c := range namedChildren(t) {
-			if s.targetHas(c, name) {
-				return true
-			}
 		}
 	}
 	return false
@@ -2073,8 +2025,8 @@ func (s *scanner) freeName(fn Function, t string) bool {
 			return false
 		}
 	}
-	for _, l := range s.rebound[t] {
-		if fn.Line <= l && l <= fn.EndLine {
+	for _, r := range s.rebound[t] {
+		if fn.Line <= r.line && r.line <= fn.EndLine {
 			return false
 		}
 	}
