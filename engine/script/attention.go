@@ -310,34 +310,55 @@ func (a *attentionWalk) activations(ops []*sitter.Node) bool {
 // transposes (self.w of self.w.T, k of k.transpose(-2, -1)).
 func (a *attentionWalk) base(n *sitter.Node) *sitter.Node {
 	for {
-		switch n.Kind() {
-		case "parenthesized_expression":
-			c := namedChildren(n)
-			if len(c) != 1 {
-				return n
-			}
-			n = c[0]
-		case "attribute":
-			o := n.ChildByFieldName("object")
-			if l := a.s.lastName(n); l != "mT" && l != "T" || o == nil {
-				return n
-			}
-			n = o
-		case "call":
+		n = unparen(n)
+		next := transposed(a.s, n)
+		if next == nil && n.Kind() == "call" {
 			switch a.s.calleeName(n) {
-			case ".transpose", ".permute", ".t", ".contiguous", ".float", ".to":
-				r := a.s.receiver(n)
-				if r == nil {
-					return n
-				}
-				n = r
-			default:
-				return n
+			case ".contiguous", ".float", ".to":
+				next = a.s.receiver(n)
 			}
-		default:
+		}
+		if next == nil {
 			return n
 		}
+		n = next
 	}
+}
+
+// unparen strips the parentheses around one expression.
+func unparen(n *sitter.Node) *sitter.Node {
+	for n.Kind() == "parenthesized_expression" {
+		c := namedChildren(n)
+		if len(c) != 1 {
+			return n
+		}
+		n = c[0]
+	}
+	return n
+}
+
+// transposed returns the tensor n transposes when n is a transpose of its
+// last two dimensions or a permutation (x.transpose(-2, -1), x.mT, x.T,
+// x.t(), x.permute(...), torch.transpose(x, ...)); nil otherwise.
+func transposed(s *scanner, n *sitter.Node) *sitter.Node {
+	switch n.Kind() {
+	case "attribute":
+		if l := s.lastName(n); l == "mT" || l == "T" {
+			return n.ChildByFieldName("object")
+		}
+	case "call":
+		switch s.calleeName(n) {
+		case ".transpose", ".permute", ".t":
+			return s.receiver(n)
+		case "torch.transpose", "torch.permute":
+			if args := n.ChildByFieldName("arguments"); args != nil {
+				if c := namedChildren(args); len(c) > 0 {
+					return c[0]
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // softmaxCall reports whether call n is a softmax over the last dimension
@@ -390,36 +411,8 @@ func (a *attentionWalk) report(sm *sitter.Node) {
 // torch.transpose(x, ...), where x is not a parameter (an attribute of
 // self, or a .weight: x @ self.w_gate.T is a projection, not scores).
 func (a *attentionWalk) transposedActivation(n *sitter.Node) bool {
-	s := a.s
-	for n != nil && n.Kind() == "parenthesized_expression" {
-		c := namedChildren(n)
-		if len(c) != 1 {
-			return false
-		}
-		n = c[0]
-	}
-	if n == nil {
-		return false
-	}
-	var base *sitter.Node
-	switch n.Kind() {
-	case "attribute":
-		if l := s.lastName(n); l == "mT" || l == "T" {
-			base = n.ChildByFieldName("object")
-		}
-	case "call":
-		switch s.calleeName(n) {
-		case ".transpose", ".permute", ".t":
-			base = s.receiver(n)
-		case "torch.transpose", "torch.permute":
-			if args := n.ChildByFieldName("arguments"); args != nil {
-				if c := namedChildren(args); len(c) > 0 {
-					base = c[0]
-				}
-			}
-		}
-	}
-	return base != nil && !parameter(s, base)
+	base := transposed(a.s, unparen(n))
+	return base != nil && !parameter(a.s, base)
 }
 
 // parameter reports whether n names a parameter-like tensor: an attribute
