@@ -12,18 +12,25 @@ func TestIndexExt(t *testing.T) {
 	for _, spread := range []int64{1, 3, 1 << 40} {
 		x := &opIndex{}
 		want := map[int64]int{}
+		var ids []int64
+		var span extSpan
 		for pos := range 5000 {
 			ext := 100 + r.Int64N(3000)*spread
 			if r.IntN(10) == 0 {
 				ext = -ext
 			}
 			x.ops = append(x.ops, pos)
-			x.ext = append(x.ext, extPos{ext, pos})
+			ids = append(ids, ext)
+			span.add(ext)
 			if _, ok := want[ext]; !ok {
 				want[ext] = pos
 			}
 		}
-		x.indexExt()
+		x.newExtIndex(span)
+		for pos, ext := range ids {
+			x.addExt(ext, pos)
+		}
+		x.finishExt()
 		if dense := x.extTable != nil; dense != (spread < 1<<40) {
 			t.Errorf("spread %d: table %v", spread, dense)
 		}

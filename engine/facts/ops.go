@@ -60,27 +60,48 @@ func (x *opIndex) byExt(ext int64) (int, bool) {
 	return x.ext[k].pos, true
 }
 
-// indexExt makes x.ext the External id index: a table when the ids span
-// at most a few times their number, else sorted pairs. In both the first
-// op (in x.ops order) with an id wins.
-func (x *opIndex) indexExt() {
-	if len(x.ext) == 0 {
+// extSpan is the range and count of the ops' External ids, which size
+// the External id index before it is filled.
+type extSpan struct {
+	lo, hi int64
+	n      int
+}
+
+func (s *extSpan) add(id int64) {
+	if s.n == 0 {
+		s.lo, s.hi = id, id
+	}
+	s.lo, s.hi, s.n = min(s.lo, id), max(s.hi, id), s.n+1
+}
+
+// newExtIndex starts x's External id index for the ids in span: a table
+// when they span at most a few times their number (Kineto numbers them
+// from a counter), else pairs that finishExt sorts. addExt fills it; in
+// both the first op (in x.ops order) with an id wins.
+func (x *opIndex) newExtIndex(span extSpan) {
+	if span.n == 0 {
 		return
 	}
-	lo, hi := x.ext[0].ext, x.ext[0].ext
-	for _, e := range x.ext {
-		lo, hi = min(lo, e.ext), max(hi, e.ext)
+	if w := uint64(span.hi - span.lo); w < uint64(4*span.n+1024) && len(x.ops) < 1<<31-1 {
+		x.extTable, x.extBase = hugemem.Make[int32](int(w)+1, int(w)+1), span.lo
+		return
 	}
-	if span := uint64(hi - lo); hi >= lo && span < uint64(4*len(x.ext)+1024) && len(x.ops) < 1<<31-1 {
-		x.extTable, x.extBase = hugemem.Make[int32](int(span)+1, int(span)+1), lo
-		for _, e := range x.ext {
-			if k := e.ext - lo; x.extTable[k] == 0 {
-				x.extTable[k] = int32(e.pos) + 1
-			}
+	x.ext = hugemem.Make[extPos](0, span.n)
+}
+
+// addExt indexes the op at pos by its External id.
+func (x *opIndex) addExt(id int64, pos int) {
+	if x.extTable != nil {
+		if k := id - x.extBase; x.extTable[k] == 0 {
+			x.extTable[k] = int32(pos) + 1
 		}
-		x.ext = nil
 		return
 	}
+	x.ext = append(x.ext, extPos{id, pos})
+}
+
+// finishExt sorts the pairs (a table needs nothing more).
+func (x *opIndex) finishExt() {
 	slices.SortStableFunc(x.ext, func(a, b extPos) int { return cmp.Compare(a.ext, b.ext) })
 	x.ext = slices.CompactFunc(x.ext, func(a, b extPos) bool { return a.ext == b.ext })
 }
@@ -92,9 +113,10 @@ func (d *deriver) isOp(e *trace.Event) bool {
 
 func (d *deriver) buildOps() *opIndex {
 	evs := d.t.Events
-	ops := d.opOrder()
+	ops, span := d.opOrder()
 	n := len(ops)
-	x := &opIndex{ops: ops, parent: hugemem.Make[int](n, n), selfNS: hugemem.Make[int64](n, n), byThread: map[thread][2]int{}, ext: hugemem.Make[extPos](0, n)}
+	x := &opIndex{ops: ops, parent: hugemem.Make[int](n, n), selfNS: hugemem.Make[int64](n, n), byThread: map[thread][2]int{}}
+	x.newExtIndex(span)
 	var stack []int
 	start := 0
 	for pos, i := range ops {
@@ -122,14 +144,14 @@ func (d *deriver) buildOps() *opIndex {
 		}
 		stack = append(stack, pos)
 		if e.Has&trace.HasExternalID != 0 {
-			x.ext = append(x.ext, extPos{e.ExternalID, pos})
+			x.addExt(e.ExternalID, pos)
 		}
 	}
 	if n > 0 {
 		last := &evs[ops[n-1]]
 		x.byThread[thread{last.PID, last.TID}] = [2]int{start, n}
 	}
-	x.indexExt()
+	x.finishExt()
 	x.devSelf = hugemem.Make[int64](n, n)
 	x.devTotal = hugemem.Make[int64](n, n)
 	for i := range x.selfNS {
@@ -147,10 +169,11 @@ type opKey struct {
 
 // opOrder returns the operators' event indexes grouped by thread, threads
 // in (pid, tid) order, each thread's operators by start, longer first,
-// then file order (so a parent precedes the children it encloses). Keys
-// are sorted in a compact array, and a thread already in order (as
-// recent Kineto versions write it) is not sorted at all.
-func (d *deriver) opOrder() []int {
+// then file order (so a parent precedes the children it encloses), and
+// the span of their External ids. Keys are sorted in a compact array, and
+// a thread already in order (as recent Kineto versions write it) is not
+// sorted at all.
+func (d *deriver) opOrder() ([]int, extSpan) {
 	evs := d.t.Events
 	slot := map[thread]int{}
 	var threads []thread
@@ -171,10 +194,14 @@ func (d *deriver) opOrder() []int {
 		return lastSlot
 	}
 	n := 0
+	var span extSpan
 	for i := range evs {
 		if e := &evs[i]; d.isOp(e) {
 			count[slotOf(e)]++
 			n++
+			if e.Has&trace.HasExternalID != 0 {
+				span.add(e.ExternalID)
+			}
 		}
 	}
 	// Threads in (pid, tid) order; each gets a contiguous range of keys.
@@ -211,7 +238,7 @@ func (d *deriver) opOrder() []int {
 	for j, k := range keys {
 		ops[j] = int(k.i)
 	}
-	return ops
+	return ops, span
 }
 
 // opKeyCmp orders operators by start, longer first, then file order.
