@@ -3,7 +3,11 @@ package hugemem
 import (
 	"bytes"
 	"os"
+	"runtime/metrics"
+	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"unsafe"
 )
@@ -14,20 +18,20 @@ const hugePageSize = 2 << 20
 
 // advise asks the kernel to back the whole 2 MiB pages inside s's backing
 // array with transparent huge pages (madvise MADV_HUGEPAGE, honoured when
-// /sys/kernel/mm/transparent_hugepage/enabled is "madvise" or "always").
-// Errors (an old kernel, THP off) are harmless and ignored.
+// /sys/kernel/mm/transparent_hugepage/enabled is "madvise" or "always"),
+// then the rest of the Go heap (adviseHeap). Errors (an old kernel, THP
+// off) are harmless and ignored; where the array's own advice is refused,
+// the heap's is not tried. GODEBUG=disablethp=1, the Go runtime's switch
+// for huge pages on the heap, turns all of it off.
 //
-// Each call may split one of the Go heap's mappings in two (the advised
-// range gets its own VMA). Go 1.21.0 advised every heap span this way and
-// ran into the kernel's mapping limit (golang/go#61718); here only arrays
-// of 4 MiB or more are advised, about 20 per trace read, so the mapping
-// count stays far below vm.max_map_count (65530 by default) even for a
-// directory of many ranks.
-//
-// It then advises the rest of the Go heap as well (adviseHeap).
+// Advising a part of a mapping splits it (the advised range gets its own
+// VMA); only arrays of 4 MiB or more are advised, about 20 per trace read,
+// and advising the heap's whole mappings lets them merge again, so the
+// mapping count stays far below vm.max_map_count (65530 by default) even
+// for a directory of many ranks.
 func advise[T any](s []T) {
 	size := uintptr(cap(s)) * unsafe.Sizeof(*new(T))
-	if size < minAdvised {
+	if size < minAdvised || thpDisabled {
 		return
 	}
 	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s[:1]))), size)
@@ -37,55 +41,98 @@ func advise[T any](s []T) {
 		return
 	}
 	if hi := lo + (size-lo)&^(hugePageSize-1); hi > lo {
-		_ = syscall.Madvise(b[lo:hi], syscall.MADV_HUGEPAGE)
+		if syscall.Madvise(b[lo:hi], syscall.MADV_HUGEPAGE) != nil {
+			return
+		}
 	}
 	adviseHeap(start)
 }
 
+// thpDisabled reports GODEBUG=disablethp=1, with which the Go runtime marks
+// its heap mappings MADV_NOHUGEPAGE: a user who turned huge pages off
+// keeps them off.
+var thpDisabled = slices.Contains(strings.Split(os.Getenv("GODEBUG"), ","), "disablethp=1")
+
 // adviseHeap asks for huge pages on the Go heap's mapped memory around
-// addr: each private anonymous read-write mapping in the run of adjacent
-// mappings that holds addr (heapMappings). The runtime maps the heap in
-// 4 MiB steps and never advises it, so without this only the large arrays
-// were huge-page backed, and each 4 KiB page of everything else the parse
-// and facts first touch (the smaller arrays, appended lists, the heads and
-// tails of the advised arrays) cost a page fault: on a virtual machine a
-// fault is expensive, about 13 us here. Advising is done when a large
-// array was just allocated (the heap has just grown) and covers what is
-// mapped then, later first touches included; memory mapped afterwards
-// waits for the next large array.
+// addr: each mapping heapMappings finds. The Go runtime does not advise
+// heap memory (Go 1.21.0 did, for all of it, and backed that out for
+// allocation stalls and memory growth: golang/go#61718, #64332), so
+// without this only the large arrays were huge-page backed, and each
+// 4 KiB page of everything else the parse and facts first touch (smaller
+// arrays, appended lists, the heads and tails of the advised arrays) cost
+// a page fault, about 13 us on a virtual machine here. This process is
+// short-lived, so khugepaged's later growth of the heap does not arise;
+// a stall in direct compaction can, and GODEBUG=disablethp=1 avoids it.
 //
-// Measured with stepdoctor facts on a 200 MB trace, GOMAXPROCS=1, ten
-// rounds run in turn with and without: CPU time 0.84x and wall time 0.85x
-// (paired medians), minor page faults 10,500 -> 5,100, peak RSS 157 ->
-// 167 MiB. Reading /proc/self/maps takes about 55 us a call, some 20
-// calls per large trace. Advising
-// whole mappings also lets the split ones merge back, so the mapping count
-// does not grow with the arrays advised.
+// It runs when a large array was just allocated, and only when the
+// runtime has mapped more memory since the last time (a large array that
+// reuses freed heap adds nothing to advise); it covers what is mapped
+// then, later first touches included, and skips mappings it advised
+// before. Memory mapped afterwards waits for the next large array.
+//
+// Measured with stepdoctor facts, GOMAXPROCS=1, ten rounds run in turn
+// with and without (paired medians): on a 200 MB trace CPU time 0.84x and
+// 0.90x in two batches, minor page faults 10,500 -> 5,100, peak RSS about
+// 150 -> 167 MiB; on a 532 MB trace CPU time 0.87x, faults 17,000 ->
+// 9,300, peak RSS 279 -> 305 MiB; analyze on it with GOMAXPROCS=2, 0.83x
+// and 334 -> 372 MiB. A call reads /proc/self/maps (80 us alone, more while other
+// threads fault) and makes a madvise call per new mapping, which holds
+// the process's mapping lock; a 500 MB trace makes about 20 calls.
 func adviseHeap(addr uintptr) {
+	heapAdvice.Lock()
+	defer heapAdvice.Unlock()
+	mapped := runtimeMapped()
+	if mapped != 0 && mapped <= heapAdvice.mapped {
+		return
+	}
+	heapAdvice.mapped = mapped
 	maps, err := os.ReadFile("/proc/self/maps")
 	if err != nil {
 		return // no procfs: nothing more than the arrays is advised
 	}
 	for _, m := range heapMappings(maps, addr) {
-		lo := (m[0] + hugePageSize - 1) &^ (hugePageSize - 1)
-		hi := m[1] &^ (hugePageSize - 1)
-		if hi > lo {
-			// The range is mapped memory of this process (just read from
-			// maps); madvise does not change its contents.
-			_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, lo, hi-lo, syscall.MADV_HUGEPAGE)
+		if slices.ContainsFunc(heapAdvice.done, func(d [2]uintptr) bool { return d[0] <= m[0] && m[1] <= d[1] }) {
+			continue
 		}
+		// The range is mapped memory of this process (just read from
+		// maps); madvise changes no contents.
+		_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, m[0], m[1]-m[0], syscall.MADV_HUGEPAGE)
+		heapAdvice.done = append(heapAdvice.done, m)
 	}
 }
 
-// heapMappings returns the [start, end) of each private anonymous
-// read-write mapping in the run of adjacent mappings of maps (the text of
-// /proc/self/maps) that holds addr: the Go heap arena, whose mapped parts
-// are such mappings and whose reserved parts (PROT_NONE) join them into
-// one run. Lines it cannot read end the run there.
+// heapAdvice is what adviseHeap did last: the runtime's mapped memory
+// then, and the mappings it advised.
+var heapAdvice struct {
+	sync.Mutex
+	mapped uint64
+	done   [][2]uintptr
+}
+
+// runtimeMapped returns the bytes of memory the Go runtime has mapped
+// (runtime/metrics /memory/classes/total:bytes), or 0 when unknown.
+func runtimeMapped() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
+// heapMappings returns the [start, end) of the Go heap mappings in the
+// run of adjacent mappings of maps (the text of /proc/self/maps) that
+// holds addr: private anonymous read-write mappings (no path, or a name
+// "[anon:...]") whose both ends fall on 2 MiB boundaries. The Go heap
+// arena is such a run, its reserved parts (PROT_NONE) joining the mapped
+// ones; the runtime maps it in 4 MiB-aligned steps, and the array advice
+// splits it at 2 MiB boundaries, while thread stacks (a guard page
+// apart), malloc arenas and a binary's bss do not end on such boundaries.
+// Lines it cannot read are skipped; an address gap ends the run.
 func heapMappings(maps []byte, addr uintptr) [][2]uintptr {
 	type mapping struct {
 		lo, hi uintptr
-		anonRW bool
+		heap   bool
 	}
 	var all []mapping
 	at := -1
@@ -103,10 +150,9 @@ func heapMappings(maps []byte, addr uintptr) [][2]uintptr {
 		if err1 != nil || err2 != nil || h <= l {
 			continue
 		}
-		// Anonymous: inode 0 and no path, or a name the kernel gives
-		// anonymous memory ("[anon:...]"); not the brk heap or a stack.
 		anon := string(f[4]) == "0" && (len(f) == 5 || bytes.HasPrefix(f[5], []byte("[anon:")))
-		m := mapping{uintptr(l), uintptr(h), anon && string(f[1]) == "rw-p"}
+		aligned := l%hugePageSize == 0 && h%hugePageSize == 0
+		m := mapping{uintptr(l), uintptr(h), anon && aligned && string(f[1]) == "rw-p"}
 		if m.lo <= addr && addr < m.hi {
 			at = len(all)
 		}
@@ -124,7 +170,7 @@ func heapMappings(maps []byte, addr uintptr) [][2]uintptr {
 	}
 	var out [][2]uintptr
 	for _, m := range all[first : last+1] {
-		if m.anonRW {
+		if m.heap {
 			out = append(out, [2]uintptr{m.lo, m.hi})
 		}
 	}
