@@ -492,23 +492,44 @@ func (d *deriver) chargeHost(host map[thread][]interval, charge func(cause, ev i
 		return j > 0 && b[j-1].e > s
 	}
 	last, lastSlot := thread{-1, -1}, -1
-	for i := range evs {
-		e := &evs[i]
-		if e.Ph != trace.PhComplete || e.Cat.IsGPU() {
-			continue
-		}
+	slotOf := func(e *trace.Event) int {
 		if th := (thread{e.PID, e.TID}); th != last {
 			last, lastSlot = th, -1
 			if k, ok := slot[th]; ok {
 				lastSlot = k
 			}
 		}
-		k := lastSlot
+		return lastSlot
+	}
+	// Each event's cause (plus one; 0 for none) and the count per thread
+	// and cause, then the lists at their sizes: appending to them as they
+	// grew allocated about five times their size.
+	causeOf := make([]uint8, len(evs))
+	count := make([][numCauses]int, len(threads))
+	for i := range evs {
+		e := &evs[i]
+		if e.Ph != trace.PhComplete || e.Cat.IsGPU() {
+			continue
+		}
+		k := slotOf(e)
 		if k < 0 || !overlaps(k, e.TS, e.End()) {
 			continue
 		}
 		if c := d.hostCause(i); c >= 0 {
-			byCause[k][c] = append(byCause[k][c], i)
+			causeOf[i] = uint8(c) + 1
+			count[k][c]++
+		}
+	}
+	for k := range byCause {
+		for c, n := range count[k] {
+			byCause[k][c] = make([]int, 0, n)
+		}
+	}
+	last, lastSlot = thread{-1, -1}, -1
+	for i, c := range causeOf {
+		if c > 0 {
+			k := slotOf(&evs[i])
+			byCause[k][c-1] = append(byCause[k][c-1], i)
 		}
 	}
 	for k := range threads {
