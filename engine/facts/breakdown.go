@@ -278,7 +278,7 @@ func (d *deriver) launchDelays() {
 		return
 	}
 	evs := d.t.Events
-	var delays []float64
+	delays := make([]float64, 0, len(d.gpuActs)) // at most one a GPU activity
 	skew, first := 0, -1
 	for _, i := range d.gpuActs {
 		e := &evs[i]

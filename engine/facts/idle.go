@@ -196,7 +196,7 @@ func (d *deriver) idleCauses(win ivset) {
 	var launchers []int
 	launchersOnce := func() []int {
 		if launchers == nil {
-			launchers = []int{}
+			launchers = make([]int, 0, len(acts)) // at most one an activity
 			for _, i := range acts {
 				if li, ok := d.launchOf(&evs[i]); ok {
 					launchers = append(launchers, li)
