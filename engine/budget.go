@@ -16,12 +16,12 @@ import (
 // (0.19 and 0.23 on the repeated ResNet50 benchmark trace), and with the
 // facts' temporaries the process peaks at 0.47x (2 GB) to 0.6x (200 MB)
 // of the file plus its fixed ~35 MB (measured with the 96-byte Event of
-// before). With the whole heap on huge pages (internal/hugemem) peaks
-// are about 10% higher: stepdoctor facts at 0.53x (532 MB) and 0.66x
-// (200 MB) plus 35 MB, analyze on two cores at 0.66x (532 MB). gzip traces
-// inflate 1 to 26 times, 14 the median of the shared traces.
+// before). With the whole heap on huge pages (internal/hugemem) and the
+// facts' smaller temporaries: stepdoctor facts at 0.50x (532 MB) and
+// 0.55x (200 MB) plus 35 MB, analyze on two cores at 0.61x (532 MB).
+// gzip traces inflate 1 to 26 times, 14 the median of the shared traces.
 const (
-	memPerJSONByte = 0.6
+	memPerJSONByte = 0.5
 	gzipInflation  = 14 // typical, for an estimate; the reader's bound on it (trace.inflatedSize) is 32
 	fallbackBudget = 4 << 30
 )

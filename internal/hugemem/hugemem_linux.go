@@ -75,7 +75,8 @@ var thpDisabled = slices.Contains(strings.Split(os.Getenv("GODEBUG"), ","), "dis
 // 0.90x in two batches, minor page faults 10,500 -> 5,100, peak RSS about
 // 150 -> 167 MiB; on a 532 MB trace CPU time 0.87x, faults 17,000 ->
 // 9,300, peak RSS 279 -> 305 MiB; analyze on it with GOMAXPROCS=2, 0.83x
-// and 334 -> 372 MiB. A call reads /proc/self/maps (80 us alone, more while other
+// and 334 -> 372 MiB. (Smaller temporaries in the facts then took peak
+// memory back to where it was: analyze 344 MiB on both.) A call reads /proc/self/maps (80 us alone, more while other
 // threads fault) and makes a madvise call per new mapping, which holds
 // the process's mapping lock; a 500 MB trace makes about 20 calls.
 func adviseHeap(addr uintptr) {
