@@ -96,6 +96,18 @@ type Call struct {
 	// each level, up to the def). X = X.to(device) before a loop makes
 	// X[idx].to(device) in it no copy at all. Null when no call is found.
 	ReceiverOrigin *Origin `json:"receiver_origin"`
+	// ReceiverVaries is, for .to / .cuda / .type_as whose receiver is a
+	// call (chained) or a name an earlier statement of the block last
+	// assigned a call to (as ReceiverAssigned reads it), true when that
+	// call's data (its first positional argument, or data=) names
+	// something the innermost loop around binds: the loop's target or a
+	// name assigned in its body (obs, reward = env.step(action); then
+	// torch.tensor(reward).to(device)). Such values change every pass, so
+	// they cross the bus every pass whatever the tensor is made with. A
+	// list or tuple literal (torch.tensor([x.shape[1]])) does not count:
+	// Python numbers are made on the device by a fill (torch.full(...,
+	// device=)) with no copy.
+	ReceiverVaries bool `json:"receiver_varies"`
 	// Args are the positional arguments in order.
 	Args []Value `json:"args"`
 	// Keywords maps keyword argument names to their values.

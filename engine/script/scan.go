@@ -1208,6 +1208,89 @@ func (s *scanner) receiverOrigin(n, r *sitter.Node) *Origin {
 	return nil
 }
 
+// receiverVaries reports whether the data of the call behind receiver r
+// of device move n names something the innermost loop around n binds
+// (Call.ReceiverVaries).
+func (s *scanner) receiverVaries(n, r *sitter.Node) bool {
+	f := r
+	if r.Kind() == "identifier" {
+		stmt := n
+		for stmt.Parent() != nil && stmt.Parent().Kind() != "block" && stmt.Parent().Kind() != "module" {
+			stmt = stmt.Parent()
+		}
+		f = s.assignedBefore(stmt, s.text(r))
+	}
+	if f == nil || f.Kind() != "call" {
+		return false
+	}
+	data, loop := s.callData(f), innermostLoop(n)
+	if data == nil || loop == nil || data.Kind() == "list" || data.Kind() == "tuple" {
+		return false // a literal of Python numbers can be filled on the device
+	}
+	var names []string
+	s.valueNames(data, &names)
+	return slices.ContainsFunc(names, func(name string) bool { return s.binds(loop, name) })
+}
+
+// innermostLoop returns the for or while statement nearest around n in
+// its function, or nil.
+func innermostLoop(n *sitter.Node) *sitter.Node {
+	for p := n.Parent(); p != nil; p = p.Parent() {
+		switch p.Kind() {
+		case "function_definition", "class_definition", "lambda":
+			return nil
+		case "for_statement", "while_statement":
+			return p
+		}
+	}
+	return nil
+}
+
+// callData returns the data argument of call f: its first positional
+// argument, or data=; nil when it has neither.
+func (s *scanner) callData(f *sitter.Node) *sitter.Node {
+	al := f.ChildByFieldName("arguments")
+	if al == nil {
+		return nil
+	}
+	var data *sitter.Node
+	for _, a := range namedChildren(al) {
+		switch a.Kind() {
+		case "keyword_argument":
+			if k := a.ChildByFieldName("name"); k != nil && s.text(k) == "data" {
+				data = a.ChildByFieldName("value")
+			}
+		case "comment", "list_splat", "dictionary_splat":
+		default:
+			return a // positional arguments come first
+		}
+	}
+	return data
+}
+
+// valueNames appends the names value reads: every identifier in it but
+// attribute names (the root of a.b.c is a) and keyword names.
+func (s *scanner) valueNames(n *sitter.Node, out *[]string) {
+	switch n.Kind() {
+	case "identifier":
+		*out = append(*out, s.text(n))
+		return
+	case "attribute":
+		if o := n.ChildByFieldName("object"); o != nil {
+			s.valueNames(o, out)
+		}
+		return
+	case "keyword_argument":
+		if v := n.ChildByFieldName("value"); v != nil {
+			s.valueNames(v, out)
+		}
+		return
+	}
+	for _, c := range namedChildren(n) {
+		s.valueNames(c, out)
+	}
+}
+
 // plainAssigned returns the value statement q assigns to name when q is
 // `name = value` (or a chain a = name = value), nil otherwise.
 func (s *scanner) plainAssigned(q *sitter.Node, name string) *sitter.Node {
@@ -1709,6 +1792,7 @@ func (s *scanner) call(n *sitter.Node, c ctx) {
 		}
 		if deviceMove[name] {
 			call.ReceiverOrigin = s.receiverOrigin(n, r)
+			call.ReceiverVaries = s.receiverVaries(n, r)
 		}
 	}
 	if p := n.Parent(); p != nil && p.Kind() == "assignment" {

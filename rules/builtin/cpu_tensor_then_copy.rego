@@ -18,7 +18,12 @@
 #   `torch.tensor/as_tensor/from_numpy/zeros/ones/empty/full/arange/rand/randn/
 #   randint/linspace/eye/randperm(...)` without `device=`, directly or on the
 #   name an earlier statement of the block last assigned it to (`z =
-#   torch.randn(n, d)` then `z = z.type_as(imgs)`), inside any loop but the
+#   torch.randn(n, d)` then `z = z.type_as(imgs)`), but not
+#   `torch.tensor/as_tensor/from_numpy(x)` of host data the innermost loop
+#   binds anew every pass (the loop target, or `obs, reward, ... =
+#   env.step(action)` in its body: it crosses the bus every pass however
+#   it is built; a list of Python numbers, `torch.tensor([n])`, is still
+#   reported), inside any loop but the
 #   autoregressive decoding loop of a script that trains, outside its step
 #   loops (a loop that calls the model and grows a sequence with torch.cat:
 #   a demo sample, off the training step).
@@ -60,6 +65,7 @@ finding contains f if {
 	moves(c)
 	fresh(c)
 	not decoding(c)
+	not varying_host_data(c)
 	f := {
 		"msg": sprintf("%s builds the tensor on the CPU and copies it to the GPU in a loop; %s", [c.text, remedy(c)]),
 		"impact": params.impact,
@@ -72,9 +78,24 @@ finding contains f if {
 # when its values do not change (class weights, a constant mask); one a
 # factory fills (zeros, arange, randn) is made on the device with none.
 remedy(c) := "build it once, before the loop, when its values do not change (torch.tensor(..., device=) still copies host data)" if {
+	host_data(c)
+} else := "create it with device="
+
+host_data(c) if {
 	some name in {c.receiver_call, c.receiver_assigned}
 	name in {"torch.tensor", "torch.as_tensor", "torch.from_numpy"}
-} else := "create it with device="
+}
+
+# varying_host_data(c) holds for a tensor made from host data the loop
+# binds anew every pass (obs, reward = env.step(action) before
+# torch.tensor(reward).to(device)): it must cross the bus every pass, and
+# device= would copy it all the same, so there is nothing to move out of
+# the loop. A factory that fills (zeros, arange, randn) is still made on
+# the device instead, whatever its sizes.
+varying_host_data(c) if {
+	host_data(c)
+	c.receiver_varies
+}
 
 # decoding(c) holds for a call in an autoregressive decoding loop of a
 # script that trains, outside any step loop (a loop that calls the model
