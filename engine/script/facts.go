@@ -108,6 +108,11 @@ type Call struct {
 	// Python numbers are made on the device by a fill (torch.full(...,
 	// device=)) with no copy.
 	ReceiverVaries bool `json:"receiver_varies"`
+	// DeviceArg is true when the first positional argument is a name (x,
+	// self.x) that every assignment gives a torch.device(...) of anything
+	// but a "cpu" or "meta" string (dev = torch.device("cuda")): .to(dev)
+	// moves to a device its name does not say.
+	DeviceArg bool `json:"device_arg"`
 	// Args are the positional arguments in order.
 	Args []Value `json:"args"`
 	// Keywords maps keyword argument names to their values.

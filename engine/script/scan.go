@@ -101,6 +101,23 @@ func scanIn(file string, src []byte, dir string) (*Facts, error) {
 	return s.f, nil
 }
 
+// isDeviceName reports whether every assignment the prepass collected for
+// name gives it a torch.device(...) of anything but a "cpu" or "meta"
+// string (Call.DeviceArg).
+func (s *scanner) isDeviceName(name string) bool {
+	as := s.allAssigns[name]
+	for _, a := range as {
+		if a.idx >= 0 || a.v.Kind() != "call" || s.calleeName(a.v) != "torch.device" {
+			return false
+		}
+		pos, kw, _ := s.args(a.v)
+		if str, ok := param(pos, kw, "type", 0).Value.(string); ok && (strings.HasPrefix(str, "cpu") || str == "meta") {
+			return false
+		}
+	}
+	return len(as) > 0
+}
+
 // scanClasses returns what the classes of a module are (its imports
 // resolved): for an import of them from another script.
 func scanClasses(file string, src []byte) map[string]*classInfo {
@@ -1794,6 +1811,9 @@ func (s *scanner) call(n *sitter.Node, c ctx) {
 			call.ReceiverOrigin = s.receiverOrigin(n, r)
 			call.ReceiverVaries = s.receiverVaries(n, r)
 		}
+	}
+	if len(pos) > 0 && pos[0].Kind == "name" {
+		call.DeviceArg = s.isDeviceName(pos[0].Text)
 	}
 	if p := n.Parent(); p != nil && p.Kind() == "assignment" {
 		if l := p.ChildByFieldName("left"); l != nil && l.Kind() == "identifier" {

@@ -281,6 +281,12 @@ to_device(c) if {
 	contains(lower(a.text), "cuda")
 }
 
+# .to(dev) after dev = torch.device("cuda").
+to_device(c) if {
+	c.name == ".to"
+	c.device_arg
+}
+
 to_device(c) if {
 	c.name == ".to"
 	count(c.args) > 0
