@@ -386,7 +386,7 @@ type Features struct {
 	DataParallel  []Use `json:"data_parallel"` // torch.nn.DataParallel
 	DDP           []Use `json:"ddp"`           // torch.nn.parallel.DistributedDataParallel, FSDP
 	Conv          []Use `json:"conv"`          // torch.nn.Conv1d/2d/3d, torchvision.models.*
-	CUDA          []Use `json:"cuda"`          // .cuda(), torch.cuda.*(...), "cuda" devices, Trainer / Fabric(accelerator="gpu" or "cuda")
+	CUDA          []Use `json:"cuda"`          // .cuda(), torch.cuda.*(...), "cuda" devices, Trainer / Fabric(accelerator="gpu" or "cuda"), accelerate Accelerator(mixed_precision="fp16")
 	// Frameworks are accelerate Accelerator / PartialState and Lightning
 	// Fabric / Trainer constructions: they pick the GPU themselves.
 	Frameworks []Use `json:"frameworks"`

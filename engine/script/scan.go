@@ -1857,6 +1857,11 @@ func (s *scanner) call(n *sitter.Node, c ctx) {
 			// Trainer(accelerator="gpu") / Fabric(accelerator="cuda"): the
 			// script asks for a CUDA GPU by name.
 			s.f.Features.CUDA = append(s.f.Features.CUDA, Use{Name: name + `(accelerator="` + a.Value.(string) + `")`, Pos: a.Pos})
+		} else if m, ok := kw["mixed_precision"]; ok && m.Value == "fp16" && strings.HasPrefix(name, "accelerate.") {
+			// Accelerator(mixed_precision="fp16") is set up for a GPU:
+			// accelerate runs fp16 with a grad scaler on CUDA (and other
+			// accelerators) and refuses it on devices without one.
+			s.f.Features.CUDA = append(s.f.Features.CUDA, Use{Name: name + `(mixed_precision="fp16")`, Pos: m.Pos})
 		}
 		// Lightning's Trainer sets cudnn.benchmark and deterministic
 		// algorithms from its own arguments.

@@ -14,7 +14,9 @@
 #   ```
 #
 #   **How to confirm.** What stepdoctor matches: In a CUDA script (or one that picks its device
-#   through `torch.accelerator`), `torch.optim.Adam`, `AdamW` or
+#   through `torch.accelerator`; an accelerate `Accelerator(mixed_precision="fp16")`
+#   counts, and the message then says that PyTorch before 2.4 rejects
+#   `fused=True` for parameters still on the CPU, before `prepare()`), `torch.optim.Adam`, `AdamW` or
 #   `SGD` built with neither `fused=True` nor `foreach=True` (or with
 #   `foreach=False`), nor `fused=` set from a variable or an expression
 #   (nanoGPT's `fused=device_type == "cuda"` picks it per device); not reported when `**kwargs` are passed, nor for a small
@@ -58,11 +60,20 @@ finding contains f if {
 	not slib.literal(o.foreach, true)
 	not chosen(o.fused)
 	f := {
-		"msg": sprintf("%s is built %s; pass fused=True for a fused %s update", [o.name, how(o), slib.device_word(input.features)]),
+		"msg": sprintf("%s is built %s; pass fused=True for a fused %s update%s", [o.name, how(o), slib.device_word(input.features), accelerate_note]),
 		"impact": params.impact,
 		"location": slib.loc(o),
 	}
 }
+
+# accelerate_note: an accelerate script usually builds its optimizer
+# before accelerator.prepare() moves the model, and PyTorch before 2.4
+# (no fused CPU kernels) rejects fused=True for CPU parameters when the
+# optimizer is built.
+accelerate_note := " (with accelerate the parameters are still on the CPU before prepare(): PyTorch before 2.4 rejects fused=True there, so build the optimizer after prepare() on those versions)" if {
+	some u in input.features.frameworks
+	startswith(u.name, "accelerate.")
+} else := ""
 
 how(o) := "with foreach=False (a Python loop over parameters)" if slib.literal(o.foreach, false)
 
