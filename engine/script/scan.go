@@ -1146,16 +1146,25 @@ func (s *scanner) assignedBefore(stmt *sitter.Node, name string) *sitter.Node {
 	return nil
 }
 
-// callAssignedBefore returns the canonical name of the call last assigned
-// to name by an earlier statement of the block holding n (within
-// assignedBack); "" when none is, or when that call was given a device=.
-func (s *scanner) callAssignedBefore(n *sitter.Node, name string) string {
+// callAssigned returns the call last assigned to name by an earlier
+// statement of the block holding n (within assignedBack), or nil when the
+// last value assigned there is not a call or none is.
+func (s *scanner) callAssigned(n *sitter.Node, name string) *sitter.Node {
 	stmt := n
 	for stmt.Parent() != nil && stmt.Parent().Kind() != "block" && stmt.Parent().Kind() != "module" {
 		stmt = stmt.Parent()
 	}
-	r := s.assignedBefore(stmt, name)
-	if r == nil || r.Kind() != "call" {
+	if r := s.assignedBefore(stmt, name); r != nil && r.Kind() == "call" {
+		return r
+	}
+	return nil
+}
+
+// callAssignedBefore returns the canonical name of callAssigned's call;
+// "" when there is none, or when that call was given a device=.
+func (s *scanner) callAssignedBefore(n *sitter.Node, name string) string {
+	r := s.callAssigned(n, name)
+	if r == nil {
 		return ""
 	}
 	if _, kw, _ := s.args(r); kw["device"].Present {
@@ -1231,11 +1240,7 @@ func (s *scanner) receiverOrigin(n, r *sitter.Node) *Origin {
 func (s *scanner) receiverVaries(n, r *sitter.Node) bool {
 	f := r
 	if r.Kind() == "identifier" {
-		stmt := n
-		for stmt.Parent() != nil && stmt.Parent().Kind() != "block" && stmt.Parent().Kind() != "module" {
-			stmt = stmt.Parent()
-		}
-		f = s.assignedBefore(stmt, s.text(r))
+		f = s.callAssigned(n, s.text(r))
 	}
 	if f == nil || f.Kind() != "call" {
 		return false

@@ -91,19 +91,21 @@ func adviseHeap(addr uintptr) {
 	if err != nil {
 		return // no procfs: nothing more than the arrays is advised
 	}
-	for _, m := range heapMappings(maps, addr) {
+	heap := heapMappings(maps, addr)
+	for _, m := range heap {
 		if slices.ContainsFunc(heapAdvice.done, func(d [2]uintptr) bool { return d[0] <= m[0] && m[1] <= d[1] }) {
 			continue
 		}
 		// The range is mapped memory of this process (just read from
 		// maps); madvise changes no contents.
 		_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, m[0], m[1]-m[0], syscall.MADV_HUGEPAGE)
-		heapAdvice.done = append(heapAdvice.done, m)
 	}
+	heapAdvice.done = heap
 }
 
 // heapAdvice is what adviseHeap did last: the runtime's mapped memory
-// then, and the mappings it advised.
+// then, and the heap's mappings, all advised by then (only the last
+// read's, so the list stays as long as the heap has mappings).
 var heapAdvice struct {
 	sync.Mutex
 	mapped uint64
