@@ -26,7 +26,11 @@
 #   reported), inside any loop but the
 #   autoregressive decoding loop of a script that trains, outside its step
 #   loops (a loop that calls the model and grows a sequence with torch.cat:
-#   a demo sample, off the training step).
+#   a demo sample, off the training step), and outside any step loop in a
+#   loop whose body is known to run at most `few_passes` times in all
+#   (`for epoch in range(2):` around the step loop, loops[].runs; the bound
+#   dataloader-persistent-workers uses for a restart or two): two or three
+#   copies in the whole run.
 #
 #   **Impact estimate.** The script alone measures nothing, so the impact is a prior: 1% of step time (`impact`), with confidence "likely". With `stepdoctor analyze --script` the finding becomes confirmed and takes the copy share of step time (`memcpy_time_ratio`) when the trace shows pageable host-to-device copies.
 # custom:
@@ -37,6 +41,7 @@
 #   confidence: likely
 #   params:
 #     impact: 0.01
+#     few_passes: 3
 #   references:
 #     - https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html#create-tensors-directly-on-the-target-device
 #     - https://pytorch.org/docs/stable/tensor_attributes.html#torch-device
@@ -66,6 +71,7 @@ finding contains f if {
 	fresh(c)
 	not decoding(c)
 	not varying_host_data(c)
+	not few(c)
 	f := {
 		"msg": sprintf("%s builds the tensor on the CPU and copies it to the GPU in a loop; %s", [c.text, remedy(c)]),
 		"impact": params.impact,
@@ -84,6 +90,17 @@ remedy(c) := "build it once, before the loop, when its values do not change (tor
 host_data(c) if {
 	some name in {c.receiver_call, c.receiver_assigned}
 	name in {"torch.tensor", "torch.as_tensor", "torch.from_numpy"}
+}
+
+# few(c) holds for a call outside the step loops in a loop whose body is
+# known to run at most few_passes times in all (range() bounds known for
+# it and the loops around it, loops[].runs): a per-epoch tensor in a
+# two-epoch run is two copies of a few microseconds each.
+few(c) if {
+	c.step_loop < 0
+	r := input.loops[c.loop].runs
+	r > 0
+	r <= params.few_passes
 }
 
 # varying_host_data(c) holds for a tensor made from host data the loop
