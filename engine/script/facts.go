@@ -211,7 +211,8 @@ type Condition struct {
 type Loop struct {
 	Kind string `json:"kind"` // "for", "while" or "function"
 	// Iter is the source text of what a for loop iterates over, after
-	// unwrapping enumerate(), tqdm(), iter() and zip() (first argument);
+	// unwrapping enumerate(), tqdm(), iter(), zip() and a MetricLogger's
+	// log_every() (first argument);
 	// a while loop's condition.
 	Iter string `json:"iter"`
 	// Trips is how many times a for loop over range(...) runs when its
@@ -523,6 +524,14 @@ type Function struct {
 	Iterates []string `json:"iterates"`
 	Line     int      `json:"line"`
 	EndLine  int      `json:"end_line"`
+	// Module is, for a function of a module in the script's directory that
+	// the script imports (from engine import train_one_epoch, or import
+	// engine) and that loops over a parameter, that module's file name;
+	// Name is then as the script's calls resolve it
+	// ("engine.train_one_epoch"), Line and EndLine are 0 (its lines are in
+	// Module), and Iterates lists only its parameters. "" for the script's
+	// own defs.
+	Module string `json:"module,omitempty"`
 }
 
 // EnclosingFunction returns the innermost def containing line, or ok false

@@ -91,6 +91,7 @@ func scanIn(file string, src []byte, dir string) (*Facts, error) {
 		s.siblings(dir)
 	}
 	s.functions(root)
+	s.addImported()
 	s.walk(root, ctx{loop: -1, stepLoop: -1, profiler: -1})
 	s.stepFunctions(root)
 	s.attention(root)
@@ -184,6 +185,9 @@ func newFacts(file string, src []byte) *Facts {
 type scanner struct {
 	src []byte
 	f   *Facts
+	// imported are the functions the script imports by name from sibling
+	// modules (importFunction), added to f.Functions after its own defs.
+	imported []Function
 	// siblingSrc holds the sibling modules read (readSibling).
 	siblingSrc map[string]siblingRead
 	// siblingConv maps an index into f.Features.Conv to the sibling module
@@ -796,7 +800,8 @@ func (s *scanner) unwrapIter(n *sitter.Node) *sitter.Node {
 		name := s.calleeName(n)
 		base := name[strings.LastIndex(name, ".")+1:]
 		switch base {
-		case "enumerate", "tqdm", "iter", "zip", "trange", "track", "islice":
+		case "enumerate", "tqdm", "iter", "zip", "trange", "track", "islice",
+			"log_every": // MetricLogger.log_every(loader, ...) of torchvision's reference scripts and their copies
 		default:
 			return n
 		}
@@ -2068,6 +2073,14 @@ func (s *scanner) iterated() {
 		return out
 	}
 	direct := make([]map[string]bool, len(fs))
+	for i, fn := range fs {
+		if fn.Module != "" { // imported: looped over in its own module
+			direct[i] = map[string]bool{}
+			for _, p := range fn.Iterates {
+				direct[i][p] = true
+			}
+		}
+	}
 	for _, l := range s.f.Loops {
 		if l.Kind != "for" {
 			continue
@@ -2235,6 +2248,18 @@ func (s *scanner) params(def *sitter.Node) []string {
 		}
 	}
 	return out
+}
+
+// addImported adds the functions imported from sibling modules
+// (s.imported) after the script's own defs, once each.
+func (s *scanner) addImported() {
+	seen := map[string]bool{}
+	for _, fn := range s.imported {
+		if !seen[fn.Name] {
+			seen[fn.Name] = true
+			s.f.Functions = append(s.f.Functions, fn)
+		}
+	}
 }
 
 // functions records every def with its first line (decorators included,

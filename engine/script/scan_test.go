@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -985,5 +986,75 @@ for i in range(n):
 	}
 	if want := []int64{100, 200, 0, 0, 0}; !reflect.DeepEqual(got, want) {
 		t.Errorf("runs %v, want %v", got, want)
+	}
+}
+
+// TestSiblingFunctionsImported: the functions of a module beside the script
+// that loop over a parameter are listed under the names the script's calls
+// resolve to (from engine import f, import engine as E), with the module
+// and only their parameters; methods, nested defs, functions that loop
+// over nothing handed in, and defs of modules not imported are not.
+func TestSiblingFunctionsImported(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, src string) string { return writeScript(t, dir, name, src) }
+	write("engine.py", `import torch
+def train_one_epoch(model, opt, data_loader, device, logger):
+    for images, targets in logger.log_every(data_loader, 10, "train"):
+        loss = model(images.to(device)).sum()
+        loss.backward()
+        opt.step()
+def evaluate(model, data_loader):
+    for x in data_loader:
+        model(x)
+def summarize(results):
+    for r in global_results:
+        print(r)
+def outer(model, loader):
+    def inner(batches):
+        for b in batches:
+            model(b)
+    inner(loader)
+class Runner:
+    def run(self, loader):
+        for x in loader:
+            pass
+`)
+	write("other.py", `def train_other(loader):
+    for x in loader:
+        pass
+`)
+	from := write("from_import.py", `import torch
+from engine import train_one_epoch, summarize
+`)
+	mod := write("module_import.py", `import torch
+import engine as E
+`)
+	names := func(path string) map[string]Function {
+		f, err := ScanFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]Function{}
+		for _, fn := range f.Functions {
+			if fn.Module != "" {
+				out[fn.Name] = fn
+			}
+		}
+		return out
+	}
+	got := names(from)
+	fn, ok := got["engine.train_one_epoch"]
+	if len(got) != 1 || !ok {
+		t.Fatalf("from engine import train_one_epoch, summarize: imported %v, want engine.train_one_epoch alone", got)
+	}
+	if fn.Module != "engine.py" || fn.Line != 0 || fn.EndLine != 0 || !slices.Equal(fn.Iterates, []string{"data_loader"}) || len(fn.Params) != 5 {
+		t.Errorf("engine.train_one_epoch: %+v, want module engine.py, lines 0, iterates [data_loader] (through log_every), five params", fn)
+	}
+	got = names(mod)
+	if len(got) != 3 || got["engine.evaluate"].Module == "" || got["engine.outer"].Module == "" || got["engine.train_one_epoch"].Module == "" {
+		t.Errorf("import engine as E: imported %v, want engine.evaluate, engine.outer and engine.train_one_epoch (not the nested inner, the method run, summarize)", got)
+	}
+	if !slices.Equal(got["engine.outer"].Iterates, []string{"loader"}) {
+		t.Errorf("engine.outer hands loader to a def that loops over it: iterates %v, want [loader]", got["engine.outer"].Iterates)
 	}
 }

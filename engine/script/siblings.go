@@ -456,19 +456,25 @@ func (s *scanner) siblings(dir string) {
 // siblingPrecision adds to Features.MixedPrecision the autocast and
 // mixed precision set up in the sibling modules the script imports from,
 // once per module, at the first import of it; and to Features.Conv,
-// CudnnBenchmark and Deterministic what those modules build and set.
+// CudnnBenchmark and Deterministic what those modules build and set. The
+// functions the script imports from them by name are kept for
+// importedFunctions.
 func (s *scanner) siblingPrecision(dir string) {
-	seen := map[string]bool{}
+	scanned := map[string]*Facts{}
 	for _, im := range s.f.Imports {
 		mod := im.Name
 		if i := strings.LastIndex(mod, "."); i > 0 && siblingModule(dir, mod) == "" {
 			mod = mod[:i] // from a.b import f: module a.b
 		}
 		sub := siblingModule(dir, mod)
-		if sub == "" || seen[sub] || sub == s.f.File {
+		if sub == "" || sub == s.f.File {
 			continue
 		}
-		seen[sub] = true
+		if f, ok := scanned[sub]; ok {
+			s.importFunction(im, mod, sub, f)
+			continue
+		}
+		scanned[sub] = nil
 		src, err := s.readSibling(sub)
 		if err != nil {
 			continue
@@ -477,6 +483,8 @@ func (s *scanner) siblingPrecision(dir string) {
 		if err != nil {
 			continue
 		}
+		scanned[sub] = f
+		s.importFunction(im, mod, sub, f)
 		for _, u := range append(f.Features.Autocast, f.Features.MixedPrecision...) {
 			s.f.Features.MixedPrecision = append(s.f.Features.MixedPrecision, Use{Name: fmt.Sprintf("%s in %s (line %d)", u.Name, filepath.Base(sub), u.Line), Pos: im.Pos})
 			break
@@ -501,6 +509,46 @@ func (s *scanner) siblingPrecision(dir string) {
 			s.f.Features.Deterministic = append(s.f.Features.Deterministic, u)
 		}
 	}
+}
+
+// importFunction keeps the module-level functions of a sibling module
+// (sub its file, f its facts) that loop over a parameter, for the script
+// to hand a DataLoader to: the one `from mod import name` (im) names, or
+// every one for `import mod` (as m). Each is a Function named as the
+// script's calls name it once resolved (mod.name), with Module set, its
+// Iterates cut to its parameters, its lines 0 (they are in sub).
+func (s *scanner) importFunction(im Import, mod, sub string, f *Facts) {
+	if f == nil {
+		return
+	}
+	name, one := strings.CutPrefix(im.Name, mod+".")
+	if !one && im.Name != mod {
+		return
+	}
+	for i, fn := range f.Functions {
+		if one && fn.Name != name || len(fn.Params) > 0 && fn.Params[0] == "self" || nested(f.Functions, i) {
+			continue
+		}
+		var it []string
+		for _, p := range fn.Iterates {
+			if slices.Contains(fn.Params, p) {
+				it = append(it, p)
+			}
+		}
+		if len(it) > 0 {
+			s.imported = append(s.imported, Function{Name: mod + "." + fn.Name, Params: fn.Params, Iterates: it, Module: filepath.Base(sub)})
+		}
+	}
+}
+
+// nested reports whether fs[i] lies inside another def of fs.
+func nested(fs []Function, i int) bool {
+	for j, g := range fs {
+		if j != i && g.Line <= fs[i].Line && fs[i].EndLine <= g.EndLine && (g.Line != fs[i].Line || g.EndLine != fs[i].EndLine) {
+			return true
+		}
+	}
+	return false
 }
 
 // placeSiblingConv moves a sibling module's convolution from the import

@@ -18,8 +18,10 @@
 #   loop nested in another loop (epochs) iterates, or that a loop passes to a
 #   function of the script that loops over batches (`for epoch in ...:
 #   train(train_loader, ...)`, the way most scripts are written; a method
-#   of the script's classes too) and loops over the parameter that receives
-#   it. A loader kept on `self` and looped over by a method that another
+#   of the script's classes too, or a function of a module beside the
+#   script that it imports, `from engine import train_one_epoch`) and loops
+#   over the parameter that receives it (`for x, y in loader:`, also
+#   through `metric_logger.log_every(loader, ...)`). A loader kept on `self` and looped over by a method that another
 #   method calls from its epoch loop (`self.fit()` running
 #   `self._run_epoch()`), and one built at module level (or in an enclosing
 #   def) that a function loops over by name (`for epoch in range(200):
