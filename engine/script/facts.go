@@ -110,8 +110,10 @@ type Call struct {
 	ReceiverVaries bool `json:"receiver_varies"`
 	// DeviceArg is true when the first positional argument is a name (x,
 	// self.x) that every assignment gives a torch.device(...) of anything
-	// but a "cpu" or "meta" string (dev = torch.device("cuda")): .to(dev)
-	// moves to a device its name does not say.
+	// but a "cpu" or "meta" string (dev = torch.device("cuda")), or a
+	// "cuda..." string, alone or as a branch of a conditional (dev =
+	// "cuda" if torch.cuda.is_available() else "cpu"): .to(dev) moves to
+	// a device its name does not say.
 	DeviceArg bool `json:"device_arg"`
 	// Args are the positional arguments in order.
 	Args []Value `json:"args"`

@@ -104,19 +104,45 @@ func scanIn(file string, src []byte, dir string) (*Facts, error) {
 
 // isDeviceName reports whether every assignment the prepass collected for
 // name gives it a torch.device(...) of anything but a "cpu" or "meta"
-// string (Call.DeviceArg).
+// string, or a "cuda..." string (dev = "cuda:0", or "cuda" if
+// torch.cuda.is_available() else "cpu": the GPU where there is one)
+// (Call.DeviceArg).
 func (s *scanner) isDeviceName(name string) bool {
 	as := s.allAssigns[name]
 	for _, a := range as {
-		if a.idx >= 0 || a.v.Kind() != "call" || s.calleeName(a.v) != "torch.device" {
-			return false
-		}
-		pos, kw, _ := s.args(a.v)
-		if str, ok := param(pos, kw, "type", 0).Value.(string); ok && (strings.HasPrefix(str, "cpu") || str == "meta") {
+		if a.idx >= 0 || !s.cudaValue(a.v) && !s.gpuDevice(a.v) {
 			return false
 		}
 	}
 	return len(as) > 0
+}
+
+// gpuDevice reports whether v is a torch.device(...) call of anything but
+// a "cpu" or "meta" string.
+func (s *scanner) gpuDevice(v *sitter.Node) bool {
+	if v.Kind() != "call" || s.calleeName(v) != "torch.device" {
+		return false
+	}
+	pos, kw, _ := s.args(v)
+	str, ok := param(pos, kw, "type", 0).Value.(string)
+	return !ok || !strings.HasPrefix(str, "cpu") && str != "meta"
+}
+
+// cudaValue reports whether v is a "cuda..." string literal, or a
+// conditional expression with one as a branch.
+func (s *scanner) cudaValue(v *sitter.Node) bool {
+	switch v.Kind() {
+	case "string":
+		str, ok := s.value(v).Value.(string)
+		return ok && strings.HasPrefix(str, "cuda")
+	case "conditional_expression":
+		for i := uint(0); i < v.NamedChildCount(); i += 2 { // body, condition, alternative
+			if c := v.NamedChild(i); c != nil && c.Kind() == "string" && s.cudaValue(c) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // scanClasses returns what the classes of a module are (its imports

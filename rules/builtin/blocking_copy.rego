@@ -18,7 +18,8 @@
 #   **How to confirm.** What stepdoctor matches: A `.cuda()` call, or `.to(...)` with a device
 #   (`device`, a name containing "device" or "cuda", a DDP rank name
 #   (`local_rank`, `gpu`), a name only ever assigned a non-CPU
-#   `torch.device(...)` (`dev = torch.device("cuda")`), `"cuda..."`,
+#   `torch.device(...)` or a `"cuda..."` string (`dev = torch.device("cuda")`,
+#   `dev = "cuda" if torch.cuda.is_available() else "cpu"`), `"cuda..."`,
 #   `torch.device(...)`), in a step loop without `non_blocking=True`, once per
 #   loop (the other copies of the loop are named in the message). Copies of
 #   freshly created CPU tensors are reported by `cpu-tensor-then-copy` instead.

@@ -281,7 +281,7 @@ to_device(c) if {
 	contains(lower(a.text), "cuda")
 }
 
-# .to(dev) after dev = torch.device("cuda").
+# .to(dev) after dev = torch.device("cuda") or dev = "cuda" if ... else "cpu".
 to_device(c) if {
 	c.name == ".to"
 	c.device_arg
