@@ -150,6 +150,11 @@ type Call struct {
 	// -1 when none does (outside step loops, or under a conditional
 	// expression, whose test is not a Condition).
 	Guard int `json:"guard"`
+	// NoGrad is true when the call is made with autograd off: inside a
+	// `with torch.no_grad()` (inference_mode, set_grad_enabled(False))
+	// block or a def decorated with one (`with torch.no_grad():
+	// evaluate(model, loader)` turns it off for evaluate's loop).
+	NoGrad bool `json:"no_grad"`
 	// Accumulates is true when the call is the value of an assignment
 	// whose target also appears among its arguments (x = torch.cat([x, y])).
 	Accumulates bool `json:"accumulates"`
@@ -248,6 +253,24 @@ type Loop struct {
 	// or in a function named for evaluation (validate, evaluate, test_*,
 	// predict, ...). What runs there is not part of the training step.
 	Eval bool `json:"eval"`
+	// NoGrad is true when autograd is off for the loop's body: inside
+	// `with torch.no_grad()`, `torch.inference_mode()` or
+	// `torch.set_grad_enabled(False)`, in a def decorated with
+	// @torch.no_grad() or @torch.inference_mode(), or with such a block
+	// among the body's statements (around the forward). A block around
+	// the call of the def that holds the loop is not seen here: see
+	// Call.NoGrad.
+	NoGrad bool `json:"no_grad"`
+	// Forward is true when the body (nested loops included, defs not)
+	// runs a model's forward: calls a name like model / net / encoder
+	// (self.model too) or its .forward. Methods such as model.generate()
+	// (which Hugging Face runs under no_grad itself) do not count.
+	Forward bool `json:"forward"`
+	// UsesGrad is true when the body (nested loops included, defs not)
+	// reads gradients: .backward(), .grad, requires_grad(_), or calls
+	// torch.autograd.* (saliency maps, adversarial examples): autograd
+	// must stay on there.
+	UsesGrad bool `json:"uses_grad"`
 	// CallsModel is true when the body calls a model (a callee or
 	// receiver named like model / net / decoder, or self(...)) outside
 	// nested loops and functions: in a loop that is not a step loop, this

@@ -559,6 +559,40 @@ func (s *scanner) enclosingDef(n *sitter.Node) *sitter.Node {
 	return nil
 }
 
+// forwardAndGrads reports whether a loop body (nested loops included,
+// defs, lambdas and classes not) runs a model's forward, a call of a name
+// like model or net or of its .forward (Loop.Forward), and whether it
+// reads gradients: .backward(), .grad, requires_grad, torch.autograd.*
+// (Loop.UsesGrad).
+func (s *scanner) forwardAndGrads(n *sitter.Node) (forward, grads bool) {
+	switch n.Kind() {
+	case "function_definition", "class_definition", "lambda":
+		return false, false
+	case "call":
+		if fn := n.ChildByFieldName("function"); fn != nil {
+			t := s.text(fn)
+			if moduleName.MatchString(t) {
+				forward = true
+			} else if o, ok := strings.CutSuffix(t, ".forward"); ok && moduleName.MatchString(o) {
+				forward = true
+			}
+			if strings.HasPrefix(s.calleeName(n), "torch.autograd.") {
+				grads = true
+			}
+		}
+	case "attribute":
+		switch s.text(n.ChildByFieldName("attribute")) {
+		case "backward", "grad", "requires_grad", "requires_grad_":
+			grads = true
+		}
+	}
+	for _, c := range children(n) {
+		f, g := s.forwardAndGrads(c)
+		forward, grads = forward || f, grads || g
+	}
+	return forward, grads
+}
+
 // callsModel reports whether a loop body calls a model outside nested
 // loops and functions (see Loop.CallsModel).
 func (s *scanner) callsModel(n *sitter.Node) bool {

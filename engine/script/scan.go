@@ -306,6 +306,9 @@ type ctx struct {
 	profiler int // index of the enclosing `with profile(...)` block, -1 none
 	// eval: inside a no-grad block or an evaluation function (Loop.Eval).
 	eval bool
+	// noGrad: autograd is off, inside a no-grad block or a def decorated
+	// with one (Loop.NoGrad, Call.NoGrad).
+	noGrad bool
 	// guard is 1 + the index in Facts.Conditions of the innermost if /
 	// elif whose branch holds the node, within its step loop; 0 for none
 	// (the zero value), or under a conditional expression.
@@ -1516,7 +1519,8 @@ func (s *scanner) walk(n *sitter.Node, c ctx) {
 	case "except_clause", "except_group_clause", "case_clause", "lambda", "boolean_operator":
 		c.branch = true // runs on some passes only (a or b(), an OOM handler)
 	case "function_definition":
-		c = ctx{loop: -1, stepLoop: -1, profiler: -1, eval: s.evalFunction(n)}
+		noGrad := s.noGradDecorated(n)
+		c = ctx{loop: -1, stepLoop: -1, profiler: -1, eval: noGrad || s.evalNamedDef(n), noGrad: noGrad}
 	case "class_definition":
 		c = ctx{loop: -1, stepLoop: -1, profiler: -1}
 	case "with_statement":
@@ -1565,12 +1569,14 @@ func (s *scanner) loop(n *sitter.Node, c ctx) {
 	if b := n.ChildByFieldName("body"); b != nil {
 		l.Trains = s.trainsDirectly(b)
 		l.CallsModel = s.callsModel(b)
+		l.Forward, l.UsesGrad = s.forwardAndGrads(b)
 		if l.Kind == "while" {
 			l.OverLoader = s.drawsFromLoader(b)
 		}
 	}
 	l.Step = l.OverLoader || l.Trains
-	l.Eval = l.Step && !l.Trains && (c.eval || l.Kind == "for" && l.OverLoader && evalNamed(l.Iter) || s.bodyNoGrad(n.ChildByFieldName("body")) || s.afterEvalMode(n))
+	l.NoGrad = c.noGrad || s.bodyNoGrad(n.ChildByFieldName("body"))
+	l.Eval = l.Step && !l.Trains && (c.eval || l.Kind == "for" && l.OverLoader && evalNamed(l.Iter) || l.NoGrad || s.afterEvalMode(n))
 	idx := len(s.f.Loops)
 	l.Root = idx
 	s.f.Loops = append(s.f.Loops, l)
@@ -1637,6 +1643,7 @@ func (s *scanner) with(n *sitter.Node, c ctx) {
 			}
 			if s.noGrad(call) {
 				inner.eval = true
+				inner.noGrad = true
 			}
 			if isProfiler(s.calleeName(call)) {
 				before := len(s.f.Profilers)
@@ -1764,13 +1771,15 @@ func (s *scanner) afterEvalMode(n *sitter.Node) bool {
 	return false
 }
 
-// evalFunction reports whether def is an evaluation function: decorated
-// with @torch.no_grad() or @torch.inference_mode(), or named for
-// evaluation (evalNamed).
-func (s *scanner) evalFunction(def *sitter.Node) bool {
-	if name := def.ChildByFieldName("name"); name != nil && evalNamed(s.text(name)) {
-		return true
-	}
+// evalNamedDef reports whether def is named for evaluation (evalNamed).
+func (s *scanner) evalNamedDef(def *sitter.Node) bool {
+	name := def.ChildByFieldName("name")
+	return name != nil && evalNamed(s.text(name))
+}
+
+// noGradDecorated reports whether def is decorated with @torch.no_grad()
+// or @torch.inference_mode() (called or not).
+func (s *scanner) noGradDecorated(def *sitter.Node) bool {
 	p := def.Parent()
 	if p == nil || p.Kind() != "decorated_definition" {
 		return false
@@ -1820,7 +1829,7 @@ func (s *scanner) call(n *sitter.Node, c ctx) {
 	pos, kw, splat := s.args(n)
 	call := Call{
 		Name: name, Args: pos, Keywords: kw, KwargsSplat: splat, Loop: c.loop, StepLoop: c.stepLoop,
-		InnerLoop: c.innerLoop, Conditional: c.conditional, Branch: c.branch, Guard: c.guard - 1, Text: short(s.text(n)), Pos: s.pos(n),
+		InnerLoop: c.innerLoop, Conditional: c.conditional, Branch: c.branch, Guard: c.guard - 1, NoGrad: c.noGrad, Text: short(s.text(n)), Pos: s.pos(n),
 		ReceiverKeywords: []string{}, TensorArgs: []string{}, Tensors: []string{},
 	}
 	// Point a method call at the method name, not the start of its receiver.

@@ -470,6 +470,10 @@ for x, y in train_loader:
     out = model(x)
 `)
 	want := []bool{true, true, true, true, true, false, false, false}
+	// Autograd is off for the decorated def, the no_grad block around the
+	// loop, the no_grad block around the forward, and the block around the
+	// training loop; not in validate(), which no block or decorator covers.
+	noGrad := []bool{true, false, true, false, true, false, true, false}
 	if len(f.Loops) != len(want) {
 		t.Fatalf("%d loops, want %d: %+v", len(f.Loops), len(want), f.Loops)
 	}
@@ -477,6 +481,54 @@ for x, y in train_loader:
 		if l.Eval != want[i] {
 			t.Errorf("loop at line %d (%s): eval %v, want %v", l.Pos.Line, l.Iter, l.Eval, want[i])
 		}
+		if l.NoGrad != noGrad[i] {
+			t.Errorf("loop at line %d (%s): no_grad %v, want %v", l.Pos.Line, l.Iter, l.NoGrad, noGrad[i])
+		}
+		if !l.Forward {
+			t.Errorf("loop at line %d (%s): forward false, want true (every loop calls model(x))", l.Pos.Line, l.Iter)
+		}
+	}
+}
+
+// Loop.Forward counts a model's call or its .forward, not its methods;
+// Loop.UsesGrad sees gradients read in the body; Call.NoGrad marks a call
+// made under a no_grad block or in a decorated def.
+func TestForwardGradsAndNoGradCalls(t *testing.T) {
+	f := scan(t, `for b in loader:
+    out = model.generate(b)
+for b in loader:
+    out = self.net.forward(b)
+for x in loader:
+    x.requires_grad_()
+    g, = torch.autograd.grad(model(x).sum(), x)
+for x in loader:
+    out = encoder(x)
+    norms.append(x.grad)
+with torch.no_grad():
+    evaluate(model, loader)
+evaluate(model, loader)
+@torch.inference_mode()
+def predict(x):
+    return helper(x)
+`)
+	type lw struct{ forward, grads bool }
+	want := []lw{{false, false}, {true, false}, {true, true}, {true, true}}
+	if len(f.Loops) != len(want) {
+		t.Fatalf("%d loops, want %d", len(f.Loops), len(want))
+	}
+	for i, l := range f.Loops {
+		if (lw{l.Forward, l.UsesGrad}) != want[i] {
+			t.Errorf("loop at line %d: forward %v uses_grad %v, want %+v", l.Line, l.Forward, l.UsesGrad, want[i])
+		}
+	}
+	got := map[string][]bool{}
+	for _, c := range f.Calls {
+		if c.Name == "evaluate" || c.Name == "helper" {
+			got[c.Name] = append(got[c.Name], c.NoGrad)
+		}
+	}
+	if !slices.Equal(got["evaluate"], []bool{true, false}) || !slices.Equal(got["helper"], []bool{true}) {
+		t.Errorf("no_grad of the calls: %v, want evaluate [true false], helper [true]", got)
 	}
 }
 

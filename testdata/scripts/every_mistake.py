@@ -17,6 +17,8 @@ torch.backends.cudnn.benchmark = False  # want: cudnn-benchmark-off
 transform = T.Compose([T.ToTensor(), T.Normalize((0.5,), (0.5,))])
 train_set = torchvision.datasets.CIFAR10("./data", train=True, download=True, transform=transform)
 train_loader = DL(train_set, batch_size=128, shuffle=True)  # want: dataloader-num-workers dataloader-pin-memory
+test_set = torchvision.datasets.CIFAR10("./data", train=False, download=True, transform=transform)
+test_loader = DL(test_set, batch_size=512, num_workers=4, pin_memory=True)
 
 model = torchvision.models.resnet18(num_classes=10)
 model = nn.DataParallel(model).cuda()  # want: data-parallel
@@ -43,3 +45,10 @@ with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], profile_m
                 row = outputs[k : k + 1]
                 feats = row if feats is None else torch.cat([feats, row])  # want: cat-in-loop
         print(f"epoch {epoch}: {running_loss / len(train_loader):.3f}")
+
+model.eval()
+correct = torch.zeros((), device=device)
+for images, labels in test_loader:  # want: autograd-in-eval
+    outputs = model(images.to(device, non_blocking=True))
+    correct += (outputs.argmax(dim=1) == labels.to(device, non_blocking=True)).sum()
+print(f"accuracy: {correct.item() / len(test_set):.3f}")
