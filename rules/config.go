@@ -32,7 +32,7 @@ const ConfigFileName = ".stepdoctor.yaml"
 //	  dataloader-bound: {min_ratio: 0.1}
 //	# rule directories loaded beside the built-in pack, relative to this file
 //	rules: [team-rules]
-//	# per-rule evaluation timeout (Go duration)
+//	# per-rule evaluation timeout (Go duration, at most MaxTimeout: 30s)
 //	timeout: 2s
 //	# exit 1 when a rule fails or times out (as --fail-on-rule-error)
 //	fail_on_rule_error: true
@@ -99,8 +99,8 @@ func ParseConfig(b []byte) (*FileConfig, error) {
 	}
 	if c.Timeout != "" {
 		d, err := time.ParseDuration(c.Timeout)
-		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("timeout %q: want a positive Go duration such as 2s", c.Timeout)
+		if err != nil || d <= 0 || d > MaxTimeout {
+			return nil, fmt.Errorf("timeout %q: want a positive Go duration of at most %v, such as 2s", c.Timeout, MaxTimeout)
 		}
 	}
 	fc, err := parseFactsSection(&c.FactsSection)

@@ -30,6 +30,7 @@ timeout: 500ms
 	for _, tt := range []struct{ text, want string }{
 		{"disabel: [x]\n", "field disabel not found"},
 		{"timeout: -1s\n", "positive Go duration"},
+		{"timeout: 87600h\n", "at most 30s"}, // the config is untrusted: no rule runs for hours
 		{"disable: launch-bound\n", "cannot unmarshal"},
 	} {
 		if _, err := ParseConfig([]byte(tt.text)); err == nil || !strings.Contains(err.Error(), tt.want) {

@@ -394,7 +394,7 @@ func boundedOptions() []expr.Option {
 			}
 			n, err := sprintfBound(format, argMax)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("sprintf: %w", err)
 			}
 			if err := r.charge(n, "sprintf"); err != nil {
 				return nil, err
@@ -479,11 +479,11 @@ func sprintfBound(format string, argMax int64) (int64, error) {
 			case c >= '0' && c <= '9':
 				num = num*10 + int(c-'0')
 				if num > exprMaxWidth {
-					return 0, fmt.Errorf("sprintf: width or precision over %d in %q", exprMaxWidth, format)
+					return 0, fmt.Errorf("width or precision over %d in %q", exprMaxWidth, format)
 				}
 				continue
 			case c == '*':
-				return 0, fmt.Errorf("sprintf: * width or precision in %q is not allowed", format)
+				return 0, fmt.Errorf("* width or precision in %q is not allowed", format)
 			case c == '.' || c == '[' || c == ']' || strings.IndexByte("+-# ", c) >= 0:
 				num = 0
 				continue

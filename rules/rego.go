@@ -54,7 +54,8 @@ import (
 //	finding contains {"msg": ..., "impact": ..., "evidence": [...]} if { ... }
 //
 // with keys msg (string, required), impact (number 0..1, required),
-// confidence, severity (refines the rule's), evidence ([{name, value,
+// confidence, severity (lowers the rule's; a higher one is capped at the
+// rule's), evidence ([{name, value,
 // unit}]; omitted: the numeric required facts). Other keys are errors.
 
 var pkgNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
@@ -252,8 +253,9 @@ func hasFindingRule(m *ast.Module) bool {
 }
 
 // compileRego compiles every Rego rule together once, in the sandbox and
-// with input typed as Facts.
+// with input typed as Facts, its sized built-ins bounded (boundRego).
 func compileRego(mods []*regoModule) (*regoCompiled, error) {
+	boundRego()
 	caps := SandboxCapabilities()
 	schemas := ast.NewSchemaSet()
 	schemas.Put(ast.SchemaRootRef, factsSchema())

@@ -24,6 +24,11 @@ import (
 // DefaultTimeout bounds the evaluation of one rule on one set of facts.
 const DefaultTimeout = 2 * time.Second
 
+// MaxTimeout is the most a configuration may raise the per-rule timeout
+// to: the configuration is read from the working directory and is as
+// untrusted as the rules, so it cannot let a rule run for hours.
+const MaxTimeout = 30 * time.Second
+
 // MaxExamples is the most example events copied from Facts.Examples into
 // one finding.
 const MaxExamples = 5
@@ -358,8 +363,8 @@ func (s *Set) configure(cfg Config) (*Set, error) {
 			}
 		}
 	}
-	if cfg.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("configure rules: negative timeout %v", cfg.Timeout))
+	if cfg.Timeout < 0 || cfg.Timeout > MaxTimeout {
+		errs = append(errs, fmt.Errorf("configure rules: timeout %v: want 0 (the default %v) to %v", cfg.Timeout, DefaultTimeout, MaxTimeout))
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -622,9 +627,10 @@ func (s *Set) finding(e *entry, raw rawFinding, in *evalInput) Finding {
 		Doc:        r.Doc,
 		References: append([]string(nil), r.References...),
 	}
-	// A finding may refine the rule's severity, but a configured override
-	// (already in r.Severity) wins.
-	if raw.severity != "" && !e.sevPinned {
+	// A finding may lower the rule's severity, never raise it (the rule's
+	// severity is the most a finding gets, as `rules list` says); a
+	// configured override (already in r.Severity) wins.
+	if raw.severity != "" && !e.sevPinned && severityRank(raw.severity) >= severityRank(r.Severity) {
 		fd.Severity = raw.severity
 	}
 	fd.SeverityPinned = e.sevPinned
