@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/stepdoctor/stepdoctor/engine/facts"
+	"github.com/stepdoctor/stepdoctor/engine/script"
 	"github.com/stepdoctor/stepdoctor/engine/trace/tracetest"
 	"github.com/stepdoctor/stepdoctor/rules"
 )
@@ -214,6 +216,18 @@ func TestLintInputErrors(t *testing.T) {
 	}
 	if _, err := Lint(context.Background(), LintOptions{Paths: []string{t.TempDir()}}); err == nil || !strings.Contains(err.Error(), "no *.py") {
 		t.Errorf("empty dir: %v", err)
+	}
+	// A file over script.MaxScriptBytes is refused before it is parsed
+	// (scanning takes about 0.5 GB a MiB).
+	if !script.Available {
+		return
+	}
+	big := filepath.Join(t.TempDir(), "generated.py")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("x = 1\n"), script.MaxScriptBytes/6+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Lint(context.Background(), LintOptions{Paths: []string{big}}); err == nil || !strings.Contains(err.Error(), "generated.py: over the 1 MiB") || !errorsAs(err, &ie) {
+		t.Errorf("script over the size cap: %v", err)
 	}
 }
 

@@ -7,6 +7,7 @@ package script
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -24,12 +25,21 @@ import (
 // through cgo).
 const Available = true
 
-// ScanFile reads and scans one Python file. A read error is returned as an
-// error naming the file; syntax errors are Diagnostics in the Facts.
+// ScanFile reads and scans one Python file. A read error, or a file over
+// MaxScriptBytes, is returned as an error naming the file; syntax errors
+// are Diagnostics in the Facts.
 func ScanFile(path string) (*Facts, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read script %s: %w", path, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxScriptBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read script %s: %w", path, err)
+	}
+	if len(b) > MaxScriptBytes {
+		return nil, fmt.Errorf("read script %s: over the %d MiB a script may have (scanning takes about 0.5 GB per MiB; a generated or data file?)", path, MaxScriptBytes>>20)
 	}
 	return scanIn(path, b, filepath.Dir(path))
 }

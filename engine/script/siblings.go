@@ -14,10 +14,6 @@ import (
 	sitter "github.com/tree-sitter/go-tree-sitter"
 )
 
-// maxSiblingBytes caps the size of a sibling module read to resolve an
-// import or an importer.
-const maxSiblingBytes = 1 << 20
-
 // smallLayers are the torch.nn classes without parameters, or with a
 // handful (norms), that a small fully connected model is built from.
 var smallLayers = map[string]bool{
@@ -615,7 +611,7 @@ type siblingRead struct {
 }
 
 // readCapped reads a sibling module: a regular file of at most
-// maxSiblingBytes.
+// MaxScriptBytes.
 func readCapped(path string) ([]byte, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -624,7 +620,7 @@ func readCapped(path string) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", path) // a FIFO would block
 	}
-	if st.Size() > maxSiblingBytes {
+	if st.Size() > MaxScriptBytes {
 		return nil, fmt.Errorf("%s: too large", path)
 	}
 	return os.ReadFile(path)
