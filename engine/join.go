@@ -110,7 +110,25 @@ func JoinScript(res *Result, sr *ScriptResult, set *rules.Set) error {
 		tr.Findings = append(tr.Findings, added...)
 		rules.Rank(tr.Findings)
 	}
+	if n := partlyChecked(sr); n != "" {
+		res.Notes = append(res.Notes, n)
+	}
 	return nil
+}
+
+// partlyChecked is the note for a script whose syntax errors hid parts of
+// it from the script rules (as lint says of it), naming the first; "" for
+// a script read whole.
+func partlyChecked(sr *ScriptResult) string {
+	ds := sr.Diagnostics
+	if len(ds) == 0 {
+		return ""
+	}
+	more := ""
+	if len(ds) > 1 {
+		more = fmt.Sprintf(" (and %d more)", len(ds)-1)
+	}
+	return fmt.Sprintf("script %s partly checked: at line %d, %s%s; findings in those regions may be missing (stepdoctor lint lists them)", sr.Path, ds[0].Line, ds[0].Message, more)
 }
 
 // traceFinding returns the first trace finding of tr among ids.

@@ -311,6 +311,40 @@ func TestJoinScript(t *testing.T) {
 	}
 }
 
+// A script with syntax errors, joined to a trace, leaves a note that it
+// was partly checked (lint says so of it too); a script read whole, none.
+func TestJoinScriptPartlyChecked(t *testing.T) {
+	if !script.Available {
+		t.Skip("no Python parser in this build")
+	}
+	dir := t.TempDir()
+	set, err := rules.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ src, want string }{
+		{"import torch\nmodel.cuda()\ndef f(:\n    x = = 1\nfor x in loader:\n    x.cuda()\n", "partly checked: at line 3, syntax error"},
+		{"import torch\nmodel.cuda()\nfor x in loader:\n    x.cuda()\n", ""},
+	} {
+		path := filepath.Join(dir, "train.py")
+		if err := os.WriteFile(path, []byte(tt.src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sr, err := LintFile(context.Background(), path, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := &Result{Traces: []*TraceResult{{Input: Input{Path: "a.json"}, Facts: &facts.Facts{SchemaVersion: facts.SchemaVersion, HasGPU: true}}}}
+		if err := JoinScript(res, sr, set); err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Join(res.Notes, "\n")
+		if tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, "script "+path+" "+tt.want) {
+			t.Errorf("notes %q, want %q", got, tt.want)
+		}
+	}
+}
+
 // With a with_stack trace, a script finding is tied to the Python function
 // the trace saw its events in.
 func TestJoinScriptWithStack(t *testing.T) {
