@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stepdoctor/stepdoctor/engine/facts"
+	"github.com/stepdoctor/stepdoctor/engine/trace"
 	"github.com/stepdoctor/stepdoctor/rules"
 )
 
@@ -193,5 +194,28 @@ func TestCompareBaseline(t *testing.T) {
 	}
 	if len(b.Unpaired) != 1 || b.Unpaired[0] != "baseline: base/rank1.json" {
 		t.Errorf("unpaired %q", b.Unpaired)
+	}
+}
+
+// A side read from a damaged trace (repaired, or with events dropped) is
+// named first among the pair's warnings, with its first repair; a side
+// read whole adds none.
+func TestDiffWarnsOfDamagedTraces(t *testing.T) {
+	before, after := diffSide(spread(200_000, 0.03, 10), 0.5), diffSide(spread(160_000, 0.03, 6), 0.5)
+	after.Traces[0].Input.Path = "cut.json"
+	after.Traces[0].Health = trace.Health{EventsRead: 300, EventsKept: 299, Repaired: true, Diagnostics: []trace.Diagnostic{
+		{Kind: trace.DiagWarning, Reason: "clock_skew", Message: "skew", Offset: -1, Count: 1},
+		{Kind: trace.DiagRepair, Reason: "truncated", Message: "input ends inside event 299", Offset: 4096, Count: 1},
+	}}
+	p := Diff(before, after).Pairs[0]
+	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "the after trace cut.json was repaired (299 of 300 events kept; first: repair at byte 4096: input ends inside event 299") {
+		t.Errorf("warnings %q", p.Warnings)
+	}
+	if w := Diff(before, before).Pairs[0].Warnings; len(w) != 0 {
+		t.Errorf("traces read whole: warnings %q", w)
+	}
+	before.Traces[0].Health = trace.Health{EventsRead: 10, EventsKept: 8, Dropped: 2, Diagnostics: []trace.Diagnostic{{Kind: trace.DiagDropped, Reason: "negative_dur", Message: "negative duration", Offset: 12, Count: 2}}}
+	if w := Diff(before, before).Pairs[0].Warnings; len(w) != 2 || !strings.Contains(w[0], "the before trace t.json was read with events dropped (8 of 10 events kept") {
+		t.Errorf("dropped events on both sides: warnings %q", w)
 	}
 }

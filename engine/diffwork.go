@@ -8,10 +8,12 @@ import (
 	"strings"
 
 	"github.com/stepdoctor/stepdoctor/engine/facts"
+	"github.com/stepdoctor/stepdoctor/engine/trace"
 )
 
 // comparability lists why before and after may not measure the same work
-// on the same setup: another device, rank, world size or profiler options.
+// on the same setup: another device, rank, world size or profiler options,
+// or a side read from a damaged trace.
 func comparability(b, a *TraceResult) []string {
 	var out []string
 	bf, af := b.Facts, a.Facts
@@ -38,7 +40,37 @@ func comparability(b, a *TraceResult) []string {
 	if len(opts) > 0 {
 		out = append(out, "different profiler options: "+strings.Join(opts, ", ")+"; profiling overhead differs")
 	}
+	for _, side := range []struct {
+		name string
+		t    *TraceResult
+	}{{"before", b}, {"after", a}} {
+		if w := damaged(side.name, side.t); w != "" {
+			out = append(out, w)
+		}
+	}
 	return out
+}
+
+// damaged says that a side's trace was repaired or had events dropped
+// (its Health): its facts cover what could be read, so the comparison may
+// compare a part with a whole. "" for a trace read whole.
+func damaged(side string, t *TraceResult) string {
+	h := t.Health
+	if !h.Repaired && h.Dropped == 0 {
+		return ""
+	}
+	var first string
+	for _, d := range h.Diagnostics {
+		if d.Kind == trace.DiagRepair || d.Kind == trace.DiagDropped {
+			first = "; first: " + d.String()
+			break
+		}
+	}
+	what := "repaired"
+	if !h.Repaired {
+		what = "read with events dropped"
+	}
+	return fmt.Sprintf("the %s trace %s was %s (%d of %d events kept%s): its numbers cover what could be read", side, t.Input.Path, what, h.EventsKept, h.EventsRead, first)
 }
 
 func orUnnamed(s string) string {
