@@ -33,7 +33,7 @@ type DiffResult struct {
 type PairDiff struct {
 	Before Input  `json:"before"`
 	After  Input  `json:"after"`
-	Rank   *int64 `json:"rank"`
+	Rank   *int64 `json:"rank"` // nil when the pair has no rank identity (paired by input order)
 	// Warnings say why the two sides may not be comparable (another
 	// device, rank, world size or profiler options); reports print them
 	// first.
@@ -118,6 +118,7 @@ func diff(before, after *Result) (d *DiffResult, onlyBefore, onlyAfter []string)
 		pd := diffPair(p[0], p[1], failed[p[0].Input.Path], failed[p[1].Input.Path])
 		if byRank && (p[0].RankSource == RankFromInputOrder || p[1].RankSource == RankFromInputOrder) {
 			pd.Warnings = append(pd.Warnings, "paired by input order: the traces have no rank identity (distinct distributedInfo ranks or rank numbers in their names), so this may not be the same rank")
+			pd.Rank = nil // a position in the input, not a rank: reports do not call it one
 		}
 		d.Pairs = append(d.Pairs, pd)
 	}

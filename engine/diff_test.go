@@ -82,6 +82,17 @@ func TestDiffPairsByRank(t *testing.T) {
 	if len(d.Pairs) != 1 || d.Pairs[0].Before.Path != "b1" || len(d.Unpaired) != 2 {
 		t.Errorf("pairs %+v unpaired %v", d.Pairs, d.Unpaired)
 	}
+	// Traces without rank identity pair by input order: the pair warns and
+	// carries no rank, so no report calls a position in the input a rank.
+	io := func(path string, i int64) *TraceResult {
+		return &TraceResult{Input: Input{Path: path}, Rank: r(i), RankSource: RankFromInputOrder, Facts: &facts.Facts{}}
+	}
+	d = Diff(&Result{Traces: []*TraceResult{io("x", 0), io("y", 1)}}, &Result{Traces: []*TraceResult{io("x", 0), io("y", 1)}})
+	for _, p := range d.Pairs {
+		if p.Rank != nil || len(p.Warnings) == 0 || !strings.HasPrefix(p.Warnings[len(p.Warnings)-1], "paired by input order") {
+			t.Errorf("pair %s by input order: rank %v warnings %q", p.Before.Path, p.Rank, p.Warnings)
+		}
+	}
 }
 
 // TestDiffDirection: the catalogue's direction decides Worse. More
