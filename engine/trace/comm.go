@@ -3,6 +3,7 @@ package trace
 import (
 	"cmp"
 	"slices"
+	"strings"
 )
 
 // CommArgs is what PyTorch's c10d profiling records for one collective
@@ -54,6 +55,39 @@ func commKey(k []byte) byte {
 		return 'o'
 	}
 	return 0
+}
+
+// commBit is a c10d arg key's bit among an args object's keys, for
+// finding repeated ones (event.go): one a key, so that "Process Group
+// Name" and "Process Group ID", which PyTorch versions write in turn for
+// one field, are not taken for a repeat.
+func commBit(k []byte) uint32 {
+	if string(k) == "Process Group ID" {
+		return 1 << 8
+	}
+	return 1 << strings.IndexByte("cgdrtsio", commKey(k))
+}
+
+// clear undoes the c10d arg key before a repeated one is read.
+func (c *CommArgs) clear(key byte) {
+	switch key {
+	case 'c':
+		c.Collective = 0
+	case 'g':
+		c.Group = 0
+	case 'd':
+		c.GroupDesc = 0
+	case 'r':
+		c.Ranks = 0
+	case 't':
+		c.DType = 0
+	case 's':
+		c.GroupSize = -1
+	case 'i':
+		c.InNelems = -1
+	case 'o':
+		c.OutNelems = -1
+	}
 }
 
 func newCommArgs(index int32) CommArgs {

@@ -31,6 +31,9 @@ func (p *parser) event() error {
 	p.nEvents++
 	p.t.Health.EventsRead++
 	lx.pos++ // '{'
+	p.evDup = false
+	var seen uint16
+	var badTS, badDur bool
 	for first := true; ; first = false {
 		k, done, err := p.member(first, "an event")
 		if err != nil {
@@ -40,12 +43,23 @@ func (p *parser) event() error {
 			break
 		}
 		key := memberOf(k)
+		if key != mOther {
+			if bit := uint16(1) << key; seen&bit == 0 {
+				seen |= bit
+			} else {
+				p.dupKey(k, "an event")
+				if key == mArgs {
+					p.dropArgs(&r.ev) // the last args object is the event's
+				}
+			}
+		}
 		switch key {
 		case mPh:
 			v, err := p.strValue()
 			if err != nil {
 				return err
 			}
+			r.ph = 0
 			if len(v) > 0 {
 				r.ph = v[0]
 			}
@@ -78,13 +92,10 @@ func (p *parser) event() error {
 			if err != nil {
 				return err
 			}
-			if !ok {
-				r.badTime = true
-			}
 			if key == mTS {
-				r.ev.TS, r.hasTS = v, true
+				r.ev.TS, r.hasTS, badTS = v, true, !ok
 			} else {
-				r.ev.Dur, r.hasDur = v, true
+				r.ev.Dur, r.hasDur, badDur = v, true, !ok
 			}
 		case mArgs:
 			if err := p.args(&r.ev); err != nil {
@@ -96,8 +107,89 @@ func (p *parser) event() error {
 			}
 		}
 	}
+	r.badTime = badTS || badDur
 	p.store(&r)
 	return nil
+}
+
+// Repeated keys. torch.profiler never repeats a key, and JSON leaves what
+// a repeated key means to the reader; JSON parsers (Python's json,
+// JavaScript's JSON.parse, so the trace viewers) keep the last value. So
+// does this reader, for every key it reads: an event member (ph, ts, dur,
+// ...; a repeated args object replaces the earlier one whole), an arg
+// (External id and external id, bytes and Bytes, Input Dims and Input
+// dims, device and Device Id are one key each: each pair sets one field),
+// a c10d arg, a key of a deviceProperties entry or of distributedInfo,
+// and the top-level keys but traceEvents (see topKeys). It never goes
+// unsaid: each object with a repeated key the reader reads is counted in
+// a duplicate_key repair, whose offset is the first repeated key's
+// value. Keys the reader skips are not checked. The fast path (fast.go)
+// leaves an event with a repeated key to the general read, which alone
+// decides, so every read (fast, general, parallel) gives the same.
+
+// dupKey lists a repeated key k of the event being read (where: the
+// object it is in), once an event.
+func (p *parser) dupKey(k []byte, where string) {
+	if p.evDup {
+		return
+	}
+	p.evDup = true
+	p.noteDup(k, where)
+}
+
+// noteDup lists a repeated key k in where, at the value's offset.
+func (p *parser) noteDup(k []byte, where string) {
+	p.note(DiagRepair, "duplicate_key", fmt.Sprintf("a key repeated in an object (first %q, in %s): the last value is used, as JSON parsers do", k, where), p.lx.offset())
+}
+
+// dropArgs undoes what an event's args object set (Event's args fields
+// and Has flags, and its entries in the side tables), before a repeated
+// args member is read in its place.
+func (p *parser) dropArgs(ev *Event) {
+	t := p.t
+	if ev.Has&hasShapeEntry != 0 {
+		t.Shapes = t.Shapes[:len(t.Shapes)-1]
+	}
+	if ev.Has&HasComm != 0 {
+		t.Comms = t.Comms[:len(t.Comms)-1]
+	}
+	if n := len(t.MemArgs); n > 0 && t.MemArgs[n-1].Index == ev.Index {
+		t.MemArgs = t.MemArgs[:n-1]
+	}
+	ev.Has = 0
+	ev.Correlation, ev.ExternalID, ev.Device, ev.Stream = 0, 0, 0, 0
+}
+
+// clearArg undoes integer arg a of ev (see intArg) before a repeated one
+// is read.
+func (p *parser) clearArg(ev *Event, a arg) {
+	switch a {
+	case argCorrelation:
+		ev.Correlation, ev.Has = 0, ev.Has&^HasCorrelation
+	case argExternalID:
+		ev.ExternalID, ev.Has = 0, ev.Has&^HasExternalID
+	case argDevice, argDeviceID:
+		ev.Device, ev.Has = 0, ev.Has&^(HasDevice|HasDeviceID)
+	case argStream:
+		ev.Stream, ev.Has = 0, ev.Has&^HasStream
+	case argBytes, argTotalAllocated, argReserved, argDeviceType:
+		m := p.t.MemArgs
+		n := len(m)
+		if n == 0 || m[n-1].Index != ev.Index {
+			return
+		}
+		e := &m[n-1]
+		switch a {
+		case argBytes:
+			e.Bytes, ev.Has = 0, ev.Has&^HasBytes
+		case argTotalAllocated:
+			e.TotalAllocated, ev.Has = 0, ev.Has&^HasTotalAllocated
+		case argReserved:
+			e.TotalReserved, e.HasReserved = 0, false
+		default:
+			e.DeviceType = -1
+		}
+	}
 }
 
 // member is an event member the reader keeps (mOther: skipped).
@@ -342,18 +434,47 @@ func (p *parser) argsBody(ev *Event, ca *CommArgs) error {
 	if ok, err := lx.open('{'); !ok {
 		return err
 	}
+	var seen, seenComm uint32
 	for first := true; ; first = false {
 		k, done, err := p.member(first, "args")
 		if err != nil || done {
 			return err
 		}
 		if ck := commKey(k); ck != 0 {
+			if bit := commBit(k); seenComm&bit == 0 {
+				seenComm |= bit
+			} else {
+				p.dupKey(k, "an event's args")
+				ca.clear(ck)
+			}
 			if err := p.commArg(ck, ca); err != nil {
 				return err
 			}
 			continue
 		}
 		a := argOf(k)
+		if a != argOther && a != argCallStack {
+			bit := uint32(1) << a
+			if a == argDeviceID {
+				bit = 1 << argDevice // both set Event.Device
+			}
+			if seen&bit == 0 {
+				seen |= bit
+			} else {
+				p.dupKey(k, "an event's args")
+				switch a {
+				case argDims:
+					p.shape.Dims, p.shape.LeadDim = 0, 0
+					ev.Has &^= HasLeadDim
+				case argTypes:
+					p.shape.Types, p.shape.DType = 0, 0
+				case argConcrete:
+					p.shape.Concrete = 0
+				default:
+					p.clearArg(ev, a)
+				}
+			}
+		}
 		switch a {
 		case argDims:
 			p.t.RecordShapes = true
@@ -904,12 +1025,18 @@ func scanDims(b []byte) (d dimsScan, ok bool) {
 			if depth != 2 || afterItem {
 				return d, false
 			}
-			j := i + 1
-			for j < len(b) && (b[j] >= '0' && b[j] <= '9' || b[j] == '-') {
+			k := i
+			if c == '-' {
+				k++
+			}
+			j := k
+			for j < len(b) && b[j] >= '0' && b[j] <= '9' {
 				j++
 			}
-			if j == len(b) || isNumByte(b[j]) {
-				return d, false // a fraction or exponent, or the window ends
+			if j == k || j-k > 1 && b[k] == '0' || j == len(b) || isNumByte(b[j]) {
+				// A fraction or exponent, no digits, a leading zero (not
+				// JSON: inputDims lists the repair), or the window ends.
+				return d, false
 			}
 			if !d.hasLead {
 				if v, ok := parseInt(b[i:j]); ok && v == int64(int32(v)) {

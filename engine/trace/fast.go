@@ -18,7 +18,9 @@ var fastRead atomic.Int64
 
 // The members and args the fast path keeps are those of memberOf and argOf;
 // a seen-set of them (bit 1<<member, 1<<arg) sends an event where one
-// repeats to the general read, where the last one wins.
+// repeats to the general read, where the last one wins and the repeat is
+// listed (dupKey). So does a number JSON does not allow (030000, 30000.:
+// numberAt, nsAt, scanDims), which the general read lists (badNumber).
 
 // pendingArgs holds what the fast path read from args that the general
 // read writes to the trace's side tables as it goes; they are written when
@@ -450,24 +452,29 @@ func plainStringAt(b []byte, i int) (s, e int) {
 
 // numberEnd returns the end of the number token at b[i] (a digit, or '-'
 // and a digit), as lexer.number reads it, or -1 for anything else (the
-// general read rejects "+5" and ".5") or when it may go on past b or is too
-// long.
+// general read rejects "+5" and ".5"), for a token that is not a JSON
+// number (030000, 30000.: the general read lists the repair), or when it
+// may go on past b or is too long.
 func numberEnd(b []byte, i int) int {
 	e, _, _ := numberAt(b, i)
 	return e
 }
 
 // numberAt is numberEnd that also parses the token as it scans it, when
-// it is a plain integer (a minus and 1 to 18 digits, as plainInt
-// takes): its value v, with plain true. The caller parses other numbers
-// from the text.
+// it is a plain integer (a minus and 1 to 18 digits without a leading
+// zero, as plainInt takes): its value v, with plain true. The caller
+// parses other numbers from the text.
 func numberAt(b []byte, i int) (end int, v int64, plain bool) {
 	j := i
 	neg := b[j] == '-'
 	if neg {
 		j++
 	}
-	if j >= len(b) || b[j] < '0' || b[j] > '9' {
+	if j >= len(b) {
+		return -1, 0, false
+	}
+	c0 := b[j]
+	if c0 < '0' || c0 > '9' {
 		return -1, 0, false
 	}
 	start := j
@@ -479,7 +486,10 @@ func numberAt(b []byte, i int) (end int, v int64, plain bool) {
 	if j >= len(b) || j-i > maxToken {
 		return -1, 0, false
 	}
-	if j-start != digits || digits > 18 {
+	if j-start != digits || digits > 18 || c0 == '0' && digits > 1 {
+		if !jsonNumber(b[i:j]) {
+			return -1, 0, false
+		}
 		return j, 0, false
 	}
 	if neg {
@@ -504,12 +514,12 @@ func digitsAt(b []byte, j int) (u uint64, k int) {
 // nsAt reads the number at b[i] as numberEnd finds it and parseNS takes
 // it (microseconds to exact nanoseconds), in one pass for the forms
 // torch.profiler writes, whole microseconds (until 2021) and three
-// decimals (Kineto since 2022); any other number goes to parseNS. end is
-// -1 where numberEnd gives -1; ok is parseNS's.
+// decimals (Kineto since 2022), without a leading zero; any other number
+// goes to parseNS. end is -1 where numberEnd gives -1; ok is parseNS's.
 func nsAt(b []byte, i int) (end int, ns int64, ok bool) {
 	if c := b[i]; c >= '0' && c <= '9' {
 		u, k := digitsAt(b, i)
-		if k-i <= 18 && u < 1<<53 && k < len(b) {
+		if k-i <= 18 && u < 1<<53 && k < len(b) && (c != '0' || k == i+1) {
 			switch {
 			case !isNumByte(b[k]):
 				return k, int64(u) * 1000, true

@@ -503,7 +503,11 @@ func (l *lexer) number() ([]byte, error) {
 			return nil, &SyntaxError{Offset: l.base + int64(start), Msg: fmt.Sprintf("a number of more than %d bytes", maxToken)}
 		}
 		if l.pos < l.end {
-			return l.buf[start:l.pos], nil
+			tok := l.buf[start:l.pos]
+			if !jsonNumber(tok) {
+				l.badNumber(tok, l.base+int64(start))
+			}
+			return tok, nil
 		}
 		shift, ok := l.fill(start)
 		start -= shift
@@ -513,6 +517,24 @@ func (l *lexer) number() ([]byte, error) {
 			return l.buf[start:l.pos], errEOF
 		}
 	}
+}
+
+// badNumber lists a number token that is not a JSON number (030000,
+// 30000., 1.e5, -.5, 1-2) as a repair: it is read as the decimal it
+// spells where it spells one (parseNS, parseInt), else as no number. A
+// lone '-' before a letter is the sign of -Infinity or -NaN, which the
+// callers read as a word and list as non_finite.
+func (l *lexer) badNumber(tok []byte, off int64) {
+	if len(tok) == 1 && l.pos < l.end {
+		if c := l.buf[l.pos]; c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
+			return
+		}
+	}
+	v := string(tok)
+	if len(v) > 40 {
+		v = v[:40] + "..."
+	}
+	l.repair("bad_number", fmt.Sprintf("number %s is not valid JSON (a leading zero, or a sign, point or exponent without digits); read as the decimal it spells, if any", v), off)
 }
 
 // word reads a bare word (true, false, null, NaN, Infinity, inf, N/A).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -32,7 +33,13 @@ func (p *parser) deviceProps() error {
 			return err
 		}
 		var d DeviceProps
+		var seen uint8
 		if err := p.objectFields(func(key string) error {
+			if bit := keyBit(devKeys, key); seen&bit != 0 {
+				p.noteDup([]byte(key), "a deviceProperties entry") // the last value is used
+			} else {
+				seen |= bit
+			}
 			switch key {
 			case "id":
 				v, err := p.intValue()
@@ -69,6 +76,19 @@ func (p *parser) deviceProps() error {
 	})
 }
 
+// devKeys are the keys of a deviceProperties entry the reader reads.
+const devKeys = "|id|name|computeMajor|computeMinor|numSms|totalGlobalMem|"
+
+// keyBit is key's bit among the keys of list ("|a|b|...|", at most 8):
+// 1<<i for the i-th, 0 when not listed.
+func keyBit(list, key string) uint8 {
+	i := strings.Index(list, "|"+key+"|")
+	if i < 0 {
+		return 0
+	}
+	return 1 << strings.Count(list[:i], "|")
+}
+
 // items iterates an array value, calling f at each element with the
 // element's first byte; f must consume the element. A value that is not
 // an array is skipped.
@@ -103,7 +123,20 @@ func (p *parser) distInfo() error {
 		return err
 	}
 	d := &DistributedInfo{}
+	var seen uint8
 	err := p.objectFields(func(key string) error {
+		if bit := keyBit("|rank|world_size|backend|", key); seen&bit != 0 {
+			// The last value is used, also where it is no number.
+			p.noteDup([]byte(key), "distributedInfo")
+			switch key {
+			case "rank":
+				d.Rank = nil
+			case "world_size":
+				d.WorldSize = nil
+			}
+		} else {
+			seen |= bit
+		}
 		switch key {
 		case "rank", "world_size":
 			c, err := lx.peek()

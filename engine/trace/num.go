@@ -70,6 +70,50 @@ func decimal(b []byte) (mant uint64, exp int, neg bool, ok bool) {
 	return mant, exp, neg, true
 }
 
+// jsonNumber reports whether b is a number as JSON (RFC 8259) writes it:
+// -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?. The reader still reads
+// the other number tokens it meets (030000, 30000., 1.e5, -.5) as the
+// decimal they spell, where they spell one, but lists each as a
+// bad_number repair (lexer.number); the fast path leaves them to it.
+func jsonNumber(b []byte) bool {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i >= len(b):
+		return false
+	case b[i] == '0':
+		i++
+	case b[i] >= '1' && b[i] <= '9':
+		for i++; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		}
+	default:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		s := i + 1
+		for i = s; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		}
+		if i == s {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		s := i
+		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		}
+		if i == s {
+			return false
+		}
+	}
+	return i == len(b)
+}
+
 // scaleInt returns mant * 10^(exp+shift) rounded half away from zero,
 // with ok false on int64 overflow.
 func scaleInt(mant uint64, exp int, neg bool, shift int) (int64, bool) {

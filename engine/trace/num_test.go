@@ -2,6 +2,7 @@ package trace
 
 import (
 	"math/rand/v2"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -65,9 +66,11 @@ func TestPlainInt(t *testing.T) {
 }
 
 // TestNumberAt: the fast path's number scan ends where a byte-at-a-time
-// scan of number bytes ends, and its value is plainInt's, for numbers cut
-// anywhere in and around 8-byte words.
+// scan of number bytes ends, for a token JSON's grammar takes (else -1:
+// the general read lists the repair), and its value is plainInt's, for
+// numbers cut anywhere in and around 8-byte words.
 func TestNumberAt(t *testing.T) {
+	jsonNum := regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
 	ref := func(b []byte, i int) int {
 		j := i
 		if b[j] == '-' {
@@ -79,7 +82,7 @@ func TestNumberAt(t *testing.T) {
 		for j < len(b) && strings.IndexByte("0123456789-+.eE", b[j]) >= 0 {
 			j++
 		}
-		if j >= len(b) || j-i > maxToken {
+		if j >= len(b) || j-i > maxToken || !jsonNum.Match(b[i:j]) {
 			return -1
 		}
 		return j
@@ -145,6 +148,33 @@ func TestNsAt(t *testing.T) {
 		}
 		if end != wend || ok != wok || ns != wns {
 			t.Errorf("nsAt(%q) = %d, %d, %v; numberEnd and parseNS give %d, %d, %v", in, end, ns, ok, wend, wns, wok)
+		}
+	}
+}
+
+// TestJSONNumber: jsonNumber is JSON's number grammar (RFC 8259), on
+// listed tokens and random ones.
+func TestJSONNumber(t *testing.T) {
+	re := regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+	for in, want := range map[string]bool{
+		"0": true, "-0": true, "7": true, "30000": true, "30000.000": true, "0.5": true, "-1.5e3": true,
+		"3E+4": true, "1e-0": true, "030000": false, "-01": false, "00": false, "30000.": false, "1.e5": false,
+		"-.5": false, "-": false, "": false, "1e": false, "1e+": false, "1-2": false, "+1": false, ".5": false,
+		"1.5.5": false, "--1": false, "0x10": false,
+	} {
+		if got := jsonNumber([]byte(in)); got != want {
+			t.Errorf("jsonNumber(%q) = %v, want %v", in, got, want)
+		}
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	const alphabet = "0123456789000-+.eE"
+	for range 50000 {
+		b := make([]byte, r.IntN(9))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		if got, want := jsonNumber(b), re.Match(b); got != want {
+			t.Fatalf("jsonNumber(%q) = %v, want %v", b, got, want)
 		}
 	}
 }

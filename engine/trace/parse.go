@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
@@ -122,6 +123,7 @@ type parser struct {
 	nEvents int32
 	fastN   int64 // events the fast path read (fast.go)
 	stop    bool  // input ended early; keep what was read
+	evDup   bool  // the event being read has a repeated key, listed (dupKey)
 	chunks  [][]Event
 	keyBuf  []byte   // a key copied out of the window (see member)
 	keyTab  keyTable // the fast path's keys (keys.go)
@@ -387,6 +389,11 @@ func (p *parser) topObject() error {
 	lx := p.lx
 	lx.pos++ // '{'
 	sawEvents, sawNodes := false, false
+	// The metadata keys read (bits of topKeys), and the Devices the last
+	// deviceProperties and computeProperties added, [from, to), for the
+	// repeated keys: the last value is the trace's (see dupKey).
+	var seen uint8
+	var devAt [2][2]int
 	for first := true; ; first = false {
 		c, err := lx.peek()
 		if err == errEOF {
@@ -416,15 +423,42 @@ func (p *parser) topObject() error {
 		if err := lx.expect(':'); err != nil {
 			return p.topErr(err, sawEvents, sawNodes)
 		}
+		if bit := keyBit(topKeys, key); seen&bit != 0 {
+			p.noteDup([]byte(key), "the top-level object")
+		} else {
+			seen |= bit
+		}
 		switch key {
 		case "traceEvents":
-			if c, err := lx.peek(); err == nil && c != '[' {
+			c, perr := lx.peek()
+			if sawEvents {
+				p.note(DiagRepair, "duplicate_trace_events", "the trace has more than one \"traceEvents\" key: the events of every traceEvents array are read, in file order, as one trace (a JSON parser keeps only the last); if two traces were joined, pass each as its own file", keyOff)
+			}
+			switch {
+			case perr != nil:
+				err = perr
+			case c == '[':
+				sawEvents = true
+				err = p.events(false)
+			case sawEvents:
+				err = lx.skipValue() // not an array: no events
+			default:
 				return fmt.Errorf("%w: byte %d: traceEvents is not an array", ErrNotKineto, lx.offset())
 			}
-			sawEvents = true
-			err = p.events(false)
 		case "deviceProperties", "computeProperties":
+			i := 0
+			if key == "computeProperties" {
+				i = 1
+			}
+			if r := devAt[i]; r[1] > r[0] { // repeated: its last copy replaces the earlier
+				p.t.Devices = slices.Delete(p.t.Devices, r[0], r[1])
+				if o := &devAt[1-i]; o[0] >= r[1] {
+					o[0], o[1] = o[0]-(r[1]-r[0]), o[1]-(r[1]-r[0])
+				}
+			}
+			from := len(p.t.Devices)
 			err = p.deviceProps()
+			devAt[i] = [2]int{from, len(p.t.Devices)}
 		case "distributedInfo":
 			err = p.distInfo()
 		case "baseTimeNanoseconds":
@@ -446,7 +480,6 @@ func (p *parser) topObject() error {
 		default:
 			err = lx.skipValue()
 		}
-		_ = keyOff
 		if err != nil {
 			return p.topErr(err, sawEvents, sawNodes)
 		}
@@ -459,6 +492,23 @@ func (p *parser) topObject() error {
 	}
 	return nil
 }
+
+// topKeys are the top-level keys whose repeats topObject lists as
+// duplicate_key (bit i: the i-th), the last value being the trace's. The
+// profiler flags (record_shapes, ...) are not listed: a flag is on when
+// any copy of it, or the events, say so.
+//
+// A repeated traceEvents is listed as duplicate_trace_events, at the
+// offset of the repeated key, and unlike JSON parsers, which keep the
+// last array, the reader reads the events of every array, in file order,
+// as one trace. It streams each array into the trace and cannot take an
+// earlier one back without a second read; and a file with two arrays is
+// more likely two traces joined, or a trace followed by an empty array
+// (which the last array alone would turn into "no events"), than one
+// whose last array alone is meant. The repair says so and marks the
+// trace as repaired, so reports say its figures may be off. A repeated
+// traceEvents whose value is not an array adds no events.
+const topKeys = "|deviceProperties|computeProperties|distributedInfo|baseTimeNanoseconds|"
 
 func (p *parser) topErr(err error, sawEvents, sawNodes bool) error {
 	if err == errEOF {

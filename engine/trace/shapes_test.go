@@ -56,8 +56,8 @@ func TestShapes(t *testing.T) {
 // TestShapesLeadAndTypeBeyondTextCap checks that the leading dimension
 // and dtype are kept when the record_shapes text is too long to keep
 // (without the text flag, so the roofline does not take the op for a
-// modelled one), and that a second args object adds to the first's entry
-// only what the first lacked.
+// modelled one), and that a repeated args object replaces the first
+// whole, as JSON parsers read it (listed as a duplicate_key repair).
 func TestShapesLeadAndTypeBeyondTextCap(t *testing.T) {
 	long := "[[16, 3]" + strings.Repeat(", [1, 2, 3]", 600) + "]"
 	in := `{"traceEvents": [
@@ -75,7 +75,7 @@ func TestShapesLeadAndTypeBeyondTextCap(t *testing.T) {
 			lead        int32
 			dtype, dims string
 			types       string
-		}{{16, "c10::Half", "", "c10::Half"}, {4, "float", "", "float"}} {
+		}{{16, "c10::Half", "", "c10::Half"}, {4, "double", "[4,5]", "double"}} {
 			e := &tr.Events[i]
 			sh, ok := tr.ShapesOf(e)
 			if !ok || e.Has&trace.HasLeadDim == 0 || e.Has&trace.HasDType == 0 || sh.LeadDim != w.lead || tr.Str(sh.DType) != w.dtype || tr.Str(sh.Dims) != w.dims || tr.Str(sh.Types) != w.types {
@@ -88,6 +88,9 @@ func TestShapesLeadAndTypeBeyondTextCap(t *testing.T) {
 		}
 		if len(tr.Shapes) != 2 {
 			t.Errorf("workers %d: %d shape entries, want one an event", workers, len(tr.Shapes))
+		}
+		if d := tr.Health.Diagnostics; len(d) != 1 || d[0].Reason != "duplicate_key" || d[0].Count != 1 {
+			t.Errorf("workers %d: diagnostics %v, want the repeated args listed", workers, d)
 		}
 	}
 }

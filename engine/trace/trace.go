@@ -7,7 +7,10 @@
 // number's text without float64). Strings (names, categories, string pids)
 // are interned once. Damaged input is recovered where that is safe and every
 // repair is listed in Health; otherwise Parse returns an error naming the file
-// and byte offset.
+// and byte offset. A repeated key takes its last value, as JSON parsers read
+// it, except traceEvents, whose every array is read; a number JSON does not
+// allow (030000, 30000.) is read as the decimal it spells. Either is listed
+// as a repair (duplicate_key, duplicate_trace_events, bad_number).
 package trace
 
 import "math"
