@@ -29,6 +29,11 @@ import (
 //   - TerminalText: one line for a terminal: control characters (ANSI
 //     escapes, NUL, bidi overrides) removed, newlines and tabs as spaces,
 //     invalid UTF-8 replaced, so a file name cannot forge an output line.
+//   - SARIFText, SARIFDocText: a SARIF 2.1.0 plain-text message string
+//     (one line, or a multi-line doc): control characters removed as for
+//     TerminalText, mentions and references broken as for MarkdownText,
+//     and literal square brackets escaped as SARIF 2.1.0 §3.11.6 requires,
+//     so no text forms an embedded link.
 
 // zwj is the zero-width joiner put after '@', '#' or "GH" to break a
 // mention or reference without changing what a reader sees.
@@ -45,6 +50,66 @@ func MarkdownRef(ref string) string { return mdRef(ref) }
 
 // TerminalText makes s safe on one line of a terminal.
 func TerminalText(s string) string { return clean(s) }
+
+// SARIFText escapes s for a SARIF 2.1.0 plain-text message string on one
+// line (result message.text, a rule's shortDescription and fullDescription,
+// notification messages). Control characters are removed (C0 and C1
+// controls, ANSI escapes, NUL, DEL, the bidi embeddings and overrides
+// U+202A–U+202E and isolates U+2066–U+2069, U+2028 and U+2029), newlines
+// and tabs become spaces and invalid UTF-8 is replaced; @mentions and #123,
+// owner/repo#123 and GH-123 references are broken with a zero-width joiner
+// (see MarkdownText). SARIF 2.1.0 §3.11.6 ("Messages with embedded links")
+// reads "[text](uri)" in a plain-text message as a link and requires literal
+// '[' and ']' to be escaped: each is written "\[" or "\]", and each
+// backslash right before one is doubled, so text from a trace, script or
+// team rule cannot form a link a SARIF viewer would follow. Other
+// characters, '<' and '&' included, are kept: a plain-text message is not
+// HTML or Markdown.
+func SARIFText(s string) string {
+	return sarifBrackets(breakMentions(clean(s)))
+}
+
+// SARIFDocText is SARIFText for a multi-line plain-text string (a rule
+// doc as help.text): newlines and tabs are kept, a carriage return becomes
+// a newline, and the rest is escaped as SARIFText escapes it (controls and
+// bidi controls removed, mentions broken, '[' and ']' escaped as SARIF
+// 2.1.0 §3.11.6 requires).
+func SARIFDocText(s string) string {
+	return sarifBrackets(breakMentions(cleanDoc(s)))
+}
+
+// sarifBrackets escapes literal square brackets for a SARIF plain-text
+// message (SARIF 2.1.0 §3.11.6): '[' as "\[", ']' as "\]", and every
+// backslash of a run that ends right before a bracket doubled, so the
+// escaped text reads back as written.
+func sarifBrackets(s string) string {
+	if !strings.ContainsAny(s, "[]") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '[', ']':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case '\\':
+			j := i
+			for j < len(s) && s[j] == '\\' {
+				j++
+			}
+			n := j - i
+			if j < len(s) && (s[j] == '[' || s[j] == ']') {
+				n *= 2
+			}
+			b.WriteString(strings.Repeat(`\`, n))
+			i = j - 1
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
 
 // isWordRune reports whether r can be part of a user, team or repository
 // name before an '@' or '#' (which then is not a mention or reference).

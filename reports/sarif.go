@@ -31,6 +31,17 @@ import (
 // lines are inserted above it. Syntax errors are warning notifications in
 // the run's invocation. Output is deterministic (no time, no absolute
 // paths).
+//
+// Every string from a script, trace or team rule is escaped (see
+// sarifRuleFor): plain-text messages (results' message.text, rules'
+// shortDescription, fullDescription and help.text, notifications) by
+// SARIFText and SARIFDocText, which remove control and bidi characters,
+// break mentions and escape literal '[' and ']' as SARIF 2.1.0 §3.11.6
+// requires; help.markdown by MarkdownDoc, as the Markdown report shows the
+// doc; snippets, suppression justifications, rule ids and property
+// values lose control and bidi characters; helpUri is the first reference
+// only when it is an http(s) URL, percent-encoded where a URI may not hold
+// a character.
 
 // SARIFSchemaURI is the $schema written into SARIF output.
 const SARIFSchemaURI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -183,21 +194,8 @@ func SARIF(w io.Writer, r *engine.LintResult) error {
 	index := map[string]int{}
 	for _, rl := range r.Rules {
 		index[rl.ID] = len(run.Tool.Driver.Rules)
-		sr := sarifRule{
-			ID: rl.ID, Name: sarifRuleName(rl.ID),
-			ShortDescription:     sarifText{Text: rl.Title},
-			FullDescription:      sarifText{Text: firstParagraph(rl.Doc)},
-			Help:                 sarifText{Text: rl.Doc, Markdown: rl.Doc},
-			DefaultConfiguration: sarifConfig{Level: sarifLevel(rl.Severity)},
-			Properties: map[string]any{
-				"category": rl.Category, "severity": string(rl.Severity),
-				"tags": []string{"performance", "pytorch", rl.Category}, "references": nonNil(rl.References),
-			},
-		}
-		if len(rl.References) > 0 {
-			sr.HelpURI = rl.References[0]
-		}
-		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sr)
+		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules,
+			sarifRuleFor(rl.ID, rl.Title, rl.Doc, rl.Category, rl.Severity, rl.References))
 	}
 	for _, s := range r.Scripts {
 		if s == nil {
@@ -210,9 +208,9 @@ func SARIF(w io.Writer, r *engine.LintResult) error {
 				return fmt.Errorf("render sarif: finding of rule %s in %s: the rule is not in the result's rules", f.Rule, s.Path)
 			}
 			res := sarifResult{
-				RuleID: f.Rule, RuleIndex: idx, Level: sarifLevel(f.Severity), Message: sarifText{Text: f.Message},
+				RuleID: clean(f.Rule), RuleIndex: idx, Level: sarifLevel(f.Severity), Message: sarifText{Text: SARIFText(f.Message)},
 				Locations: []sarifLocation{}, PartialFingerprints: map[string]string{},
-				Properties: map[string]any{"impact": f.Impact, "confidence": string(f.Confidence), "severity": string(f.Severity), "category": f.Category},
+				Properties: sarifProps(map[string]any{"impact": f.Impact, "confidence": string(f.Confidence), "severity": string(f.Severity), "category": f.Category}),
 			}
 			line := ""
 			if f.Location != nil {
@@ -227,7 +225,7 @@ func SARIF(w io.Writer, r *engine.LintResult) error {
 			sum := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d", key, n)))
 			res.PartialFingerprints[SARIFFingerprintKey] = hex.EncodeToString(sum[:16])
 			if sup != nil {
-				res.Suppressions = []sarifSuppression{{Kind: "inSource", Justification: sup.Reason}}
+				res.Suppressions = []sarifSuppression{{Kind: "inSource", Justification: clean(sup.Reason)}}
 			}
 			run.Results = append(run.Results, res)
 			return nil
@@ -246,7 +244,7 @@ func SARIF(w io.Writer, r *engine.LintResult) error {
 			run.Invocations[0].ExecutionSuccessful = false
 			run.Invocations[0].Notifications = append(run.Invocations[0].Notifications, sarifNotification{
 				Descriptor: &sarifDescriptorRef{ID: "rule-failed"},
-				Level:      "error", Message: sarifText{Text: s.RelPath + ": " + e + " (findings of this rule may be missing)"},
+				Level:      "error", Message: sarifText{Text: SARIFText(s.RelPath + ": " + e + " (findings of this rule may be missing)")},
 				Locations: []sarifLocation{{PhysicalLocation: sarifPhysical{
 					ArtifactLocation: sarifArtifact{URI: sarifURI(s.RelPath), URIBaseID: "%SRCROOT%"},
 				}}},
@@ -254,17 +252,17 @@ func SARIF(w io.Writer, r *engine.LintResult) error {
 		}
 		for _, d := range s.Diagnostics {
 			run.Invocations[0].Notifications = append(run.Invocations[0].Notifications, sarifNotification{
-				Descriptor: &sarifDescriptorRef{ID: d.Kind},
-				Level:      "error", Message: sarifText{Text: s.RelPath + ": " + d.Message + " (the rest of the file was checked)"},
+				Descriptor: &sarifDescriptorRef{ID: clean(d.Kind)},
+				Level:      "error", Message: sarifText{Text: SARIFText(s.RelPath + ": " + d.Message + " (the rest of the file was checked)")},
 				Locations:  []sarifLocation{sarifLoc(r.Root, s, &rules.Location{Line: d.Line, Column: d.Column, EndLine: d.EndLine, EndColumn: d.EndColumn})},
-				Properties: map[string]any{"node": d.Node, "near": d.Near, "partial": true},
+				Properties: sarifProps(map[string]any{"node": d.Node, "near": d.Near, "partial": true}),
 			})
 		}
 	}
 	for _, sk := range r.Skipped {
 		run.Invocations[0].Notifications = append(run.Invocations[0].Notifications, sarifNotification{
 			Descriptor: &sarifDescriptorRef{ID: "skipped-file"},
-			Level:      "note", Message: sarifText{Text: "skipped " + sk.RelPath + ": " + sk.Reason},
+			Level:      "note", Message: sarifText{Text: SARIFText("skipped " + sk.RelPath + ": " + sk.Reason)},
 			Locations: []sarifLocation{{PhysicalLocation: sarifPhysical{
 				ArtifactLocation: sarifArtifactFor(r.Root, sk.Path),
 			}}},
@@ -326,7 +324,7 @@ func sarifArtifactFor(root, path string) sarifArtifact {
 	}
 	// An object-storage URL (s3://bucket/key) is already an absolute URI.
 	if i := strings.Index(path, "://"); i > 0 && !strings.ContainsAny(path[:i], `/\.`) {
-		return sarifArtifact{URI: path}
+		return sarifArtifact{URI: sarifURIRef(path)}
 	}
 	clean := filepath.Clean(path)
 	if root != "" {
@@ -362,7 +360,7 @@ func sarifLoc(root string, s *engine.ScriptResult, l *rules.Location) sarifLocat
 	}
 	if s.Facts != nil {
 		if t := s.Facts.LineText(reg.StartLine); t != "" {
-			reg.Snippet = &sarifSnippet{Text: t}
+			reg.Snippet = &sarifSnippet{Text: cleanDoc(t)}
 		}
 	}
 	return sarifLocation{PhysicalLocation: sarifPhysical{
@@ -384,6 +382,90 @@ func sarifURI(p string) string {
 		}
 	}
 	return b.String()
+}
+
+// sarifRuleFor is a rule's reportingDescriptor, every string escaped: the
+// title as shortDescription and the doc's first paragraph as
+// fullDescription (SARIFText), the doc as help.text (SARIFDocText) and as
+// help.markdown (MarkdownDoc: raw HTML as text, images as links, unsafe
+// link schemes defused, mentions broken), the first reference as helpUri
+// when it is a web URL (sarifHelpURI). A rule without a doc has its title
+// as description and help. Ids and properties lose control characters.
+func sarifRuleFor(id, title, doc, category string, sev rules.Severity, refs []string) sarifRule {
+	sr := sarifRule{
+		ID: clean(id), Name: clean(sarifRuleName(id)),
+		ShortDescription:     sarifText{Text: SARIFText(title)},
+		FullDescription:      sarifText{Text: SARIFText(firstParagraph(doc))},
+		Help:                 sarifText{Text: SARIFDocText(doc), Markdown: MarkdownDoc(doc)},
+		DefaultConfiguration: sarifConfig{Level: sarifLevel(sev)},
+		Properties: sarifProps(map[string]any{
+			"category": category, "severity": string(sev),
+			"tags": []string{"performance", "pytorch", category}, "references": nonNil(refs),
+		}),
+	}
+	if strings.TrimSpace(sr.FullDescription.Text) == "" {
+		sr.FullDescription.Text = sr.ShortDescription.Text
+	}
+	if strings.TrimSpace(sr.Help.Text) == "" {
+		sr.Help = sarifText{Text: sr.ShortDescription.Text, Markdown: mdText(title)}
+	}
+	if len(refs) > 0 {
+		sr.HelpURI = sarifHelpURI(refs[0])
+	}
+	return sr
+}
+
+// sarifProps removes control and bidi characters (clean) from the string
+// values of a property bag, and from the strings of its string lists
+// (tags, references); other values are kept.
+func sarifProps(m map[string]any) map[string]any {
+	for k, v := range m {
+		switch v := v.(type) {
+		case string:
+			m[k] = clean(v)
+		case []string:
+			out := make([]string, len(v))
+			for i, s := range v {
+				out[i] = clean(s)
+			}
+			m[k] = out
+		}
+	}
+	return m
+}
+
+// sarifHelpURI is ref as a helpUri: an http or https URL, control
+// characters removed and any byte a URI may not hold (space, '<', '>',
+// '"', non-ASCII) percent-encoded; "" (no helpUri) for anything else, such
+// as a javascript: or data: reference.
+func sarifHelpURI(ref string) string {
+	ref = strings.TrimSpace(clean(ref))
+	if !isWebURL(ref) {
+		return ""
+	}
+	return sarifURIRef(ref)
+}
+
+// sarifURIRef percent-encodes the bytes of an absolute URI that RFC 3986
+// does not allow anywhere in one (controls, space, '"', '<', '>', '\',
+// '^', '`', '{', '|', '}', non-ASCII, and '%' not starting an escape),
+// keeping reserved characters and existing escapes.
+func sarifURIRef(u string) string {
+	var b strings.Builder
+	for i, c := range []byte(u) {
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("\"<>\\^`{|}", c) >= 0 || c == '%' && !pctEscapeAt(u, i) {
+			fmt.Fprintf(&b, "%%%02X", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// pctEscapeAt reports whether u[i:] starts with a percent escape ("%3C").
+func pctEscapeAt(u string, i int) bool {
+	isHex := func(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+	return i+2 < len(u) && isHex(u[i+1]) && isHex(u[i+2])
 }
 
 // firstParagraph is the doc's first paragraph, Markdown emphasis markers

@@ -22,6 +22,12 @@ import (
 // message the finding's, its properties the trace, rank, impact,
 // confidence, severity and category.
 //
+// Trace, script and rule strings are escaped as in SARIF: messages,
+// descriptions and help.text by SARIFText and SARIFDocText (control and
+// bidi characters removed, mentions broken, literal '[' and ']' escaped as
+// SARIF 2.1.0 §3.11.6 requires, so a kernel name cannot form an embedded
+// link), help.markdown by MarkdownDoc, helpUri only for http(s) URLs.
+//
 // A result's location is the source line when one is known: the script
 // line of a finding joined with --script (rules.Finding.Location), else the
 // Python function a with_stack trace names in the message (Kineto's
@@ -67,8 +73,8 @@ func AnalyzeSARIF(w io.Writer, r *engine.Result) error {
 				props["rank"] = *tr.Rank
 			}
 			res := sarifResult{
-				RuleID: f.Rule, RuleIndex: idx, Level: sarifLevel(f.Severity), Message: sarifText{Text: f.Message},
-				PartialFingerprints: map[string]string{}, Properties: props,
+				RuleID: clean(f.Rule), RuleIndex: idx, Level: sarifLevel(f.Severity), Message: sarifText{Text: SARIFText(f.Message)},
+				PartialFingerprints: map[string]string{}, Properties: sarifProps(props),
 			}
 			where := ""
 			if src, ok := findingSource(f); ok {
@@ -98,7 +104,7 @@ func AnalyzeSARIF(w io.Writer, r *engine.Result) error {
 	// the trace it failed on: its findings may be missing.
 	for _, e := range r.RuleErrors {
 		run.Invocations[0].ExecutionSuccessful = false
-		msg := e.String() + " (findings of this rule may be missing)"
+		msg := SARIFText(e.String() + " (findings of this rule may be missing)")
 		run.Invocations[0].Notifications = append(run.Invocations[0].Notifications, sarifNotification{
 			Descriptor: &sarifDescriptorRef{ID: "rule-failed"},
 			Level:      "error", Message: sarifText{Text: msg},
@@ -108,29 +114,10 @@ func AnalyzeSARIF(w io.Writer, r *engine.Result) error {
 	return writeSARIF(w, run)
 }
 
-// sarifRuleOf describes a finding's rule from what the finding carries.
+// sarifRuleOf describes a finding's rule from what the finding carries,
+// every string escaped (see sarifRuleFor).
 func sarifRuleOf(f rules.Finding) sarifRule {
-	sr := sarifRule{
-		ID: f.Rule, Name: sarifRuleName(f.Rule),
-		ShortDescription:     sarifText{Text: f.Title},
-		FullDescription:      sarifText{Text: firstParagraph(f.Doc)},
-		Help:                 sarifText{Text: f.Doc, Markdown: f.Doc},
-		DefaultConfiguration: sarifConfig{Level: sarifLevel(f.Severity)},
-		Properties: map[string]any{
-			"category": f.Category, "severity": string(f.Severity),
-			"tags": []string{"performance", "pytorch", f.Category}, "references": nonNil(f.References),
-		},
-	}
-	if sr.FullDescription.Text == "" {
-		sr.FullDescription.Text = f.Title
-	}
-	if sr.Help.Text == "" {
-		sr.Help = sarifText{Text: f.Title, Markdown: mdText(f.Title)}
-	}
-	if len(f.References) > 0 {
-		sr.HelpURI = f.References[0]
-	}
-	return sr
+	return sarifRuleFor(f.Rule, f.Title, f.Doc, f.Category, f.Severity, f.References)
 }
 
 // pyFrameInMessage finds a Python frame as Kineto names it, "file(line):

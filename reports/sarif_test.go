@@ -327,3 +327,110 @@ func TestLintSARIFOutsideRoot(t *testing.T) {
 		}
 	}
 }
+
+// assertInertSARIF validates doc and checks it with sariftest.Inert: every
+// plain-text message has its brackets escaped, no string carries a control
+// or bidi character, helpUri is a web URL, and every Markdown string parses
+// to nothing unsafe (mdcheck: no image, raw HTML, unsafe link or mention).
+func assertInertSARIF(t *testing.T, what string, doc []byte) {
+	t.Helper()
+	if err := sariftest.Validate(t, doc); err != nil {
+		t.Fatalf("%s: SARIF output does not validate: %v", what, err)
+	}
+	problems, md, err := sariftest.Inert(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("%s: %s", what, p)
+	}
+	if len(md) == 0 {
+		t.Errorf("%s: no Markdown help", what)
+	}
+	for _, m := range md {
+		assertSafeMarkdown(t, what+" markdown", m)
+		for _, bad := range []string{"<img", "<a ", "<script", "](javascript:", "<javascript:"} {
+			if strings.Contains(m, bad) {
+				t.Errorf("%s: markdown holds %q:\n%s", what, bad, m)
+			}
+		}
+	}
+}
+
+// TestSARIFTextEscapes: SARIFText escapes brackets (SARIF 2.1.0 §3.11.6)
+// and the backslashes before them, drops control and bidi characters,
+// breaks mentions and keeps everything else; SARIFDocText keeps newlines.
+func TestSARIFTextEscapes(t *testing.T) {
+	for in, want := range map[string]string{
+		"[link](javascript:alert(1))":            `\[link\](javascript:alert(1))`,
+		`a\[b`:                                   `a\\\[b`,
+		`x\\]`:                                   `x\\\\\]`,
+		`C:\dir\file.py <T> & "q"`:               `C:\dir\file.py <T> & "q"`,
+		"rtl\u202eevil\u2066x\u2069 \x1b[31mred": `rtlevilx \[31mred`,
+		"two\nlines\ttab\r\n":                    "two lines tab  ",
+		"@octocat fixes #12 ProfilerStep#3":      "@\u200doctocat fixes #\u200d12 ProfilerStep#3",
+	} {
+		if got := SARIFText(in); got != want {
+			t.Errorf("SARIFText(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got, want := SARIFDocText("a [b]\r\n\n\tc\u202e @d"), "a \\[b\\]\n\n\tc @\u200dd"; got != want {
+		t.Errorf("SARIFDocText = %q, want %q", got, want)
+	}
+}
+
+// evilRuleDoc is the doc of a hostile team rule: raw HTML, unsafe and
+// entity-encoded links, an image, a reference definition, mentions.
+const evilRuleDoc = "**Why.** <img src=x onerror=alert(1)> <a href=\"javascript:alert(7)\">a</a> [r]: javascript:alert(9)\n" +
+	"[ref][r] <http://ok.example> <javascript:alert(10)> [e](&#106;avascript:alert(11)) [d](data:text/html,x) <!-- c --> <script>alert(3)</script>\n" +
+	"[click](javascript:alert(4)) ![img](http://evil.example/x.png) @octocat fixes #12 \u202eevil\n\n**Fix.** nothing\n"
+
+// TestAnalyzeSARIFHostile: a hostile team rule (title, message, doc,
+// references) and hostile trace strings (evilText in names, paths, rule
+// errors) come out of AnalyzeSARIF valid and inert: help.markdown is the
+// doc defused as in the Markdown report, message texts have every bracket
+// escaped and no control or bidi character, helpUri is a web URL only.
+func TestAnalyzeSARIFHostile(t *testing.T) {
+	r := meanResult()
+	team := rules.Finding{
+		Rule: "team-evil", Title: "Evil <img src=x onerror=alert('t')> [t](javascript:alert(1)) @octocat #1 \u202e",
+		Severity: rules.SeverityLow, Category: "kernel-efficiency",
+		Message: "msg <script>alert('m')</script> [m](javascript:alert(2)) @octocat " + evilText,
+		Doc:     evilRuleDoc, References: []string{"https://evil.example/<script>"},
+	}
+	r.Traces[0].Findings = append(r.Traces[0].Findings, team)
+	r.RuleErrors = append(r.RuleErrors, engine.RuleError{Trace: r.Traces[0].Input.Path, Rule: "team-evil", Source: evilText, Message: evilText})
+	var buf bytes.Buffer
+	if err := AnalyzeSARIF(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	assertInertSARIF(t, "analyze sarif", buf.Bytes())
+	log := validateSARIF(t, buf.Bytes())
+	for _, rl := range log.Runs[0].Tool.Driver.Rules {
+		if rl.ID != "team-evil" {
+			continue
+		}
+		if want := MarkdownDoc(evilRuleDoc); rl.Help.Markdown != want {
+			t.Errorf("help.markdown is not the doc as the Markdown report shows it:\n%s\nwant\n%s", rl.Help.Markdown, want)
+		}
+		if rl.HelpURI != "https://evil.example/%3Cscript%3E" {
+			t.Errorf("helpUri %q", rl.HelpURI)
+		}
+	}
+}
+
+// TestLintSARIFHostile: lint's SARIF with hostile rule docs, file names,
+// messages, ignore reasons and diagnostics is valid and inert.
+func TestLintSARIFHostile(t *testing.T) {
+	lr := meanLint()
+	lr.Rules = []rules.Rule{
+		{ID: "host-sync", Title: evilText, Severity: rules.SeverityHigh, Category: "script", Doc: evilRuleDoc, References: []string{"javascript:alert(1)"}},
+		{ID: evilText, Title: evilText, Severity: rules.SeverityLow, Category: "script", Doc: evilDoc},
+	}
+	lr.Scripts[0].RuleErrors = []string{evilText}
+	var buf bytes.Buffer
+	if err := SARIF(&buf, lr); err != nil {
+		t.Fatal(err)
+	}
+	assertInertSARIF(t, "lint sarif", buf.Bytes())
+}

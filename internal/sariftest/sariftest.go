@@ -10,14 +10,20 @@
 // that variable is unset the tests validate against the subset only and say
 // so once; where it is set but the file is missing or does not compile, the
 // tests fail, so CI cannot pass without the official check.
+//
+// Inert checks what schemas cannot: that hostile text stays text in a log
+// (escaped brackets in plain-text messages, SARIF 2.1.0 §3.11.6; no control
+// or bidi characters; web helpUris only).
 package sariftest
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
@@ -140,4 +146,95 @@ func Rejects(t testing.TB, doc []byte) map[string]bool {
 		out[s.Name] = s.schema.Validate(inst) != nil
 	}
 	return out
+}
+
+// Inert walks a SARIF log and lists what text from a trace, script or team
+// rule must never become in it, one line per problem; none means inert:
+//
+//   - in a plain-text message string (the "text" of a message,
+//     shortDescription, fullDescription, help or description object), a
+//     '[' or ']' not escaped by a backslash: SARIF 2.1.0 §3.11.6 reads
+//     "[text](uri)" there as an embedded link;
+//   - in any string, keys included, a control character other than newline
+//     and tab (C0, DEL, C1), a bidi embedding, override or isolate (U+202A
+//     to U+202E, U+2066 to U+2069), or U+2028 / U+2029;
+//   - a helpUri that is not an http or https URL, or that holds a space,
+//     '<', '>' or '"'.
+//
+// The Markdown strings (help.markdown and every other "markdown") are
+// returned for the caller to parse (internal/mdcheck).
+func Inert(doc []byte) (problems, markdown []string, err error) {
+	var v any
+	if err := json.Unmarshal(doc, &v); err != nil {
+		return nil, nil, fmt.Errorf("decode SARIF: %w", err)
+	}
+	messageKeys := map[string]bool{"message": true, "shortDescription": true, "fullDescription": true, "help": true, "description": true}
+	var walk func(path, parent, key string, v any)
+	walk = func(path, parent, key string, v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, c := range t {
+				if cs := controls(k); len(cs) > 0 {
+					problems = append(problems, fmt.Sprintf("%s: key %q has control characters %v", path, k, cs))
+				}
+				walk(path+"."+k, key, k, c)
+			}
+		case []any:
+			for i, c := range t {
+				walk(fmt.Sprintf("%s[%d]", path, i), parent, key, c)
+			}
+		case string:
+			if cs := controls(t); len(cs) > 0 {
+				problems = append(problems, fmt.Sprintf("%s: control characters %v in %q", path, cs, t))
+			}
+			switch {
+			case key == "text" && messageKeys[parent]:
+				if i := unescapedBracket(t); i >= 0 {
+					problems = append(problems, fmt.Sprintf("%s: unescaped %q at byte %d of %q", path, t[i], i, t))
+				}
+			case key == "markdown":
+				markdown = append(markdown, t)
+			case key == "helpUri":
+				l := strings.ToLower(t)
+				if !strings.HasPrefix(l, "https://") && !strings.HasPrefix(l, "http://") || strings.ContainsAny(t, " <>\"") {
+					problems = append(problems, fmt.Sprintf("%s: helpUri %q", path, t))
+				}
+			}
+		}
+	}
+	walk("$", "", "", v)
+	return problems, markdown, nil
+}
+
+// controls lists the control, bidi and line-separator characters in s
+// (newline and tab allowed).
+func controls(s string) []string {
+	var out []string
+	for i, r := range s {
+		switch {
+		case r == '\n' || r == '\t':
+		case r < 0x20, r == 0x7f, r >= 0x80 && r <= 0x9f, r == '\u2028', r == '\u2029',
+			r >= '\u202a' && r <= '\u202e', r >= '\u2066' && r <= '\u2069':
+			out = append(out, fmt.Sprintf("%U at byte %d", r, i))
+		}
+	}
+	return out
+}
+
+// unescapedBracket is the byte offset of the first '[' or ']' in s that an
+// odd number of backslashes does not precede, or -1.
+func unescapedBracket(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '[' && s[i] != ']' {
+			continue
+		}
+		n := 0
+		for k := i - 1; k >= 0 && s[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return i
+		}
+	}
+	return -1
 }
