@@ -51,6 +51,7 @@ func TestFactsFileRangeChecked(t *testing.T) {
 		{"gpu_idle_ratio", "5", "fact gpu_idle_ratio is 5, outside 0..1"},
 		{"dataloader_time_ratio", "-0.5", "fact dataloader_time_ratio is -0.5, below 0"},
 		{"steps_count", "-5", "fact steps_count is -5, below 0"},
+		{"steps_count", "100000", "steps_count 100000, but 5 steps listed"},
 		{"window_us", "1e999", "window_us"},
 	} {
 		f := write(set(tt.key, tt.val))
@@ -58,6 +59,11 @@ func TestFactsFileRangeChecked(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "read facts file "+f+" line 2") || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s = %s: got %v, want an error naming the file, line 2 and %q", tt.key, tt.val, err, tt.want)
 		}
+	}
+	// A line over MaxFactsLine is refused before it is decoded.
+	long := write(set("file", `"`+strings.Repeat("x", MaxFactsLine)+`"`))
+	if _, err := readFactsFile(context.Background(), nil, long, nil); err == nil || !strings.Contains(err.Error(), "a line over 16 MiB") {
+		t.Errorf("a 16 MiB line: %v", err)
 	}
 	// Rounding slack and the facts allowed past 1 or below 0 load.
 	for _, kv := range [][2]string{{"gpu_idle_ratio", "1.0000000001"}, {"step_time_cv", "1.7"}} {

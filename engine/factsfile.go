@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -50,6 +51,12 @@ type factsLine struct {
 	Health *trace.Health `json:"health"`
 }
 
+// MaxFactsLine is the longest facts line read (bytes). A line holds one
+// trace's facts: 0.1-0.3 MB for the shared traces, about 220 bytes a
+// ProfilerStep; decoding takes about 20 times the line in memory, so a
+// facts file, as untrusted as a trace, cannot ask for gigabytes.
+const MaxFactsLine = 16 << 20
+
 // readFactsFile loads every line of a facts file as a TraceResult (facts
 // and health; findings are evaluated afterwards). Errors name the file and
 // line.
@@ -64,7 +71,7 @@ func readFactsFile(ctx context.Context, store *objstore.Store, path string, stdi
 		r = f
 	}
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<30)
+	sc.Buffer(make([]byte, 1<<20), MaxFactsLine)
 	var out []*TraceResult
 	for line := 1; sc.Scan(); line++ {
 		text := sc.Bytes()
@@ -88,6 +95,9 @@ func readFactsFile(ctx context.Context, store *objstore.Store, path string, stdi
 		if err := checkFactRanges(text); err != nil {
 			return nil, fmt.Errorf("read facts file %s line %d: %w", path, line, err)
 		}
+		if len(f.Steps) > 0 && f.StepsCount != len(f.Steps) {
+			return nil, fmt.Errorf("read facts file %s line %d: steps_count %d, but %d steps listed (facts.Derive lists every step)", path, line, f.StepsCount, len(f.Steps))
+		}
 		tr := &TraceResult{Input: Input{Path: meta.File}, Facts: f, Health: *meta.Health}
 		if meta.Input != nil {
 			tr.Input = *meta.Input
@@ -98,6 +108,9 @@ func readFactsFile(ctx context.Context, store *objstore.Store, path string, stdi
 		out = append(out, tr)
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("read facts file %s: a line over %d MiB (a facts line of a real trace is 0.1-0.3 MB; 16 MiB is about 70,000 steps)", path, MaxFactsLine>>20)
+		}
 		return nil, fmt.Errorf("read facts file %s: %w", path, err)
 	}
 	if len(out) == 0 {

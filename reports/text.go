@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/stepdoctor/stepdoctor/engine"
+	"github.com/stepdoctor/stepdoctor/engine/trace"
 )
 
 // ANSI styles used by Text when color is true.
@@ -207,12 +208,36 @@ func Text(w io.Writer, r *engine.Result, t Terminal) error {
 		if len(h.Diagnostics) > 0 || h.Dropped > 0 {
 			fmt.Fprintf(&b, "  health: %d events read, %d kept, %d dropped, %d diagnostic(s)\n",
 				h.EventsRead, h.EventsKept, h.Dropped, len(h.Diagnostics))
+			textDiagnostics(&b, h.Diagnostics)
 		}
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("write text: %w", err)
 	}
 	return nil
+}
+
+// maxTextDiagnostics is how many reader diagnostics the text summary
+// lists under a trace's health line; the Markdown, HTML and JSON reports
+// list them all.
+const maxTextDiagnostics = 5
+
+// textDiagnostics lists a trace's reader diagnostics (repairs, dropped
+// events, warnings) under its health line, the most maxTextDiagnostics,
+// so no repair goes unsaid in the terminal either.
+func textDiagnostics(b *strings.Builder, ds []trace.Diagnostic) {
+	n := 0
+	for i, d := range ds {
+		if d.Reason == "rule_failed" {
+			continue // listed above
+		}
+		if n == maxTextDiagnostics {
+			fmt.Fprintf(b, "    ... and %d more (the Markdown, HTML and JSON reports list them all)\n", len(ds)-i)
+			return
+		}
+		fmt.Fprintf(b, "    %s\n", clean(d.String()))
+		n++
+	}
 }
 
 // textLabels lists label or module rows: host time, GPU time, calls and
