@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/stepdoctor/stepdoctor/engine"
@@ -101,10 +102,11 @@ func ExtensionNames(cmd string) string {
 	return strings.Join(exts, ", ")
 }
 
-// LookupFormat returns the subcommand's format called name.
+// LookupFormat returns the subcommand's format called name, or whose -o
+// extension name is without its dot (--format txt as -o x.txt gives text).
 func LookupFormat(cmd, name string) (Format, error) {
 	for _, f := range FormatsOf(cmd) {
-		if f.Name == name {
+		if f.Name == name || slices.Contains(f.Extensions, "."+name) {
 			return f, nil
 		}
 	}

@@ -466,6 +466,12 @@ func TestFormatRegistry(t *testing.T) {
 	if _, err := LookupFormat(ForDiff, "sarif"); err == nil {
 		t.Error("diff offers no sarif")
 	}
+	// An -o extension names its format too: --format txt as -o x.txt.
+	for name, want := range map[string]string{"txt": "text", "markdown": "md", "htm": "html"} {
+		if f, err := LookupFormat(ForAnalyze, name); err != nil || f.Name != want {
+			t.Errorf("LookupFormat(analyze, %s) = %s, %v; want %s", name, f.Name, err, want)
+		}
+	}
 	res := gpuTraining()
 	d := engine.Diff(res, res)
 	for _, f := range Formats {

@@ -86,6 +86,7 @@ func (s *scanner) cudaString(v Value) bool {
 // in that directory are resolved and the modules importing this one are
 // read (see scanner.siblings).
 func scanIn(file string, src []byte, dir string) (*Facts, error) {
+	src = loneCRToLF(src)
 	tree, err := parse(file, src)
 	if err != nil {
 		return nil, err
@@ -110,6 +111,27 @@ func scanIn(file string, src []byte, dir string) (*Facts, error) {
 	s.tripCounts()
 	s.finish()
 	return s.f, nil
+}
+
+// loneCRToLF returns src with each carriage return not followed by a line
+// feed made a line feed, in a copy when there is one: Python ends a line at
+// \r, \n or \r\n, tree-sitter's rows at \n only, so a file saved with
+// classic Mac line endings was one line to the scanner. Byte offsets and
+// columns are unchanged.
+func loneCRToLF(src []byte) []byte {
+	var out []byte
+	for i, c := range src {
+		if c == '\r' && (i+1 == len(src) || src[i+1] != '\n') {
+			if out == nil {
+				out = append([]byte(nil), src...)
+			}
+			out[i] = '\n'
+		}
+	}
+	if out == nil {
+		return src
+	}
+	return out
 }
 
 // isDeviceName reports whether every assignment the prepass collected for

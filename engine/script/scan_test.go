@@ -1110,3 +1110,20 @@ import engine as E
 		t.Errorf("engine.outer hands loader to a def that loops over it: iterates %v, want [loader]", got["engine.outer"].Iterates)
 	}
 }
+
+// A file saved with classic Mac line endings (\r alone) has the lines
+// Python sees: tree-sitter ends rows at \n only.
+func TestLoneCarriageReturnsEndLines(t *testing.T) {
+	f := scan(t, "import torch\rfor x in loader:\r    y = x.cuda()\r\n    z = 1\r")
+	if len(f.Loops) != 1 || f.Loops[0].Line != 2 {
+		t.Fatalf("loops %+v, want one at line 2", f.Loops)
+	}
+	for _, c := range f.Calls {
+		if c.Name == ".cuda" && (c.Line != 3 || c.Column != 11) {
+			t.Errorf(".cuda() at %d:%d, want 3:11", c.Line, c.Column)
+		}
+	}
+	if got := f.LineText(3); got != "    y = x.cuda()\r" && got != "    y = x.cuda()" {
+		t.Errorf("line 3 %q", got)
+	}
+}
