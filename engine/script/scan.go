@@ -1669,13 +1669,13 @@ func (s *scanner) with(n *sitter.Node, c ctx) {
 			continue
 		}
 		for _, item := range namedChildren(ch) {
+			if s.noGradItem(item) {
+				inner.eval = true
+				inner.noGrad = true
+			}
 			call := withCall(item)
 			if call == nil {
 				continue
-			}
-			if s.noGrad(call) {
-				inner.eval = true
-				inner.noGrad = true
 			}
 			if isProfiler(s.calleeName(call)) {
 				before := len(s.f.Profilers)
@@ -1722,23 +1722,86 @@ func inBranch(n *sitter.Node) bool {
 }
 
 // noGrad reports whether call turns autograd off: torch.no_grad(),
-// torch.inference_mode() (not with False), torch.set_grad_enabled(False).
+// torch.inference_mode() (not with False), torch.set_grad_enabled(False)
+// (mode= too), under their torch.autograd and torch.autograd.grad_mode
+// names as well.
 func (s *scanner) noGrad(call *sitter.Node) bool {
-	var first *sitter.Node
-	if al := call.ChildByFieldName("arguments"); al != nil && al.NamedChildCount() > 0 {
-		first = al.NamedChild(0)
-	}
 	name := s.calleeName(call)
 	if fn := call.ChildByFieldName("function"); strings.HasPrefix(name, ".") && fn != nil {
 		name = s.text(fn) // torch.no_grad() in a fragment without `import torch`
 	}
+	name = gradModeName(name)
+	mode := func() string {
+		pos, kw, _ := s.args(call)
+		if v := param(pos, kw, "mode", 0); v.Present {
+			return v.Text
+		}
+		return ""
+	}
 	switch name {
-	case "torch.no_grad":
+	case "no_grad":
 		return true
-	case "torch.inference_mode":
-		return first == nil || s.text(first) != "False"
-	case "torch.set_grad_enabled":
-		return first != nil && s.text(first) == "False"
+	case "inference_mode":
+		return mode() != "False"
+	case "set_grad_enabled":
+		return mode() == "False"
+	}
+	return false
+}
+
+// gradModeName strips the torch., torch.autograd. and
+// torch.autograd.grad_mode. prefixes the grad-mode switches are reachable
+// under (torch.autograd.no_grad is torch.no_grad).
+func gradModeName(name string) string {
+	for _, p := range []string{"torch.autograd.grad_mode.", "torch.autograd.", "torch."} {
+		if n, ok := strings.CutPrefix(name, p); ok {
+			return n
+		}
+	}
+	return name
+}
+
+// noGradItem reports whether a with item turns autograd off: a call
+// noGrad reads as such, a conditional expression with one as a branch
+// (torch.no_grad() if amp else nullcontext()), or a name some assignment
+// gives either (ctx = nullcontext() if train else torch.no_grad(); with
+// ctx:). Either branch may run, so the loop is given the benefit of the
+// doubt.
+func (s *scanner) noGradItem(item *sitter.Node) bool {
+	v := item.ChildByFieldName("value")
+	if v != nil && v.Kind() == "as_pattern" && v.NamedChildCount() > 0 {
+		v = v.NamedChild(0)
+	}
+	if v == nil {
+		return false
+	}
+	if v.Kind() == "identifier" {
+		for _, a := range s.allAssigns[s.text(v)] {
+			if a.idx < 0 && s.noGradValue(a.v) {
+				return true
+			}
+		}
+		return false
+	}
+	return s.noGradValue(v)
+}
+
+// noGradValue reports whether v is a noGrad call or a conditional
+// expression with one as a branch.
+func (s *scanner) noGradValue(v *sitter.Node) bool {
+	switch v.Kind() {
+	case "call":
+		return s.noGrad(v)
+	case "conditional_expression":
+		for i := uint(0); i < v.NamedChildCount(); i += 2 { // body, condition, alternative
+			if c := v.NamedChild(i); c != nil && s.noGradValue(c) {
+				return true
+			}
+		}
+	case "parenthesized_expression":
+		if v.NamedChildCount() == 1 {
+			return s.noGradValue(v.NamedChild(0))
+		}
 	}
 	return false
 }
@@ -1759,7 +1822,7 @@ func (s *scanner) bodyNoGrad(body *sitter.Node) bool {
 				continue
 			}
 			for _, item := range namedChildren(cl) {
-				if call := withCall(item); call != nil && s.noGrad(call) {
+				if s.noGradItem(item) {
 					return true
 				}
 			}
@@ -1824,7 +1887,7 @@ func (s *scanner) noGradDecorated(def *sitter.Node) bool {
 		if e.Kind() == "call" && s.noGrad(e) {
 			return true
 		}
-		if n := s.resolve(e); n == "torch.no_grad" || n == "torch.inference_mode" {
+		if n := gradModeName(s.resolve(e)); n == "no_grad" || n == "inference_mode" {
 			return true
 		}
 	}

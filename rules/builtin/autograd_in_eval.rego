@@ -38,7 +38,11 @@
 #   adversarial examples need autograd). Left out: a loop under `with
 #   torch.no_grad()` / `torch.inference_mode()` /
 #   `torch.set_grad_enabled(False)` (around the loop, around the forward in
-#   its body, or as a decorator of its def); a loop in a def that the script
+#   its body, or as a decorator of its def; also under their
+#   `torch.autograd` names, and a `with ctx:` where some assignment makes
+#   `ctx` one, or a conditional with one as a branch); a script that imports
+#   a library taking gradients through the model (captum, torchattacks,
+#   foolbox, advertorch, autoattack, ART); a loop in a def that the script
 #   never calls, or calls under such a block at least once (its caller may
 #   turn autograd off); a script that turns autograd off for the whole
 #   process (`torch.set_grad_enabled(False)` as a statement) or freezes
@@ -77,15 +81,39 @@ finding contains f if {
 	l.forward
 	not l.uses_grad
 	not grad_off_everywhere
+	not gradient_library
 	not caller_may_turn_off(l)
 	f := object.union(
 		{
-			"msg": sprintf("the evaluation loop at line %d (over %s) runs the model with autograd on (model.eval() alone does not turn it off): every forward records the autograd graph and keeps its activations for a backward that never comes; wrap it in `with torch.inference_mode():`%s", [l.line, l.iter, decorate_note(l)]),
+			"msg": sprintf("the evaluation loop at line %d%s runs the model with autograd on%s: every forward records the autograd graph and keeps its activations for a backward that never comes; wrap it in `with torch.inference_mode():`%s", [l.line, over(l), eval_note, decorate_note(l)]),
 			"impact": params.impact,
 			"location": slib.loc(l),
 		},
 		grade,
 	)
+}
+
+# over(l) names what a for loop iterates (a while loop's condition is no
+# iterable).
+over(l) := sprintf(" (over %s)", [l.iter]) if l.kind == "for"
+
+else := ""
+
+# eval_note says that model.eval() does not turn autograd off, in a script
+# that calls it.
+eval_note := " (model.eval() alone does not turn it off)" if {
+	some c in input.calls
+	c.name == ".eval"
+} else := ""
+
+# gradient_library holds for a script that imports a library that takes
+# gradients through the model in its evaluation loops: adversarial attacks
+# (torchattacks, foolbox, advertorch, autoattack, ART) and attributions
+# (captum). They need autograd on.
+gradient_library if {
+	some im in input.imports
+	some lib in {"captum", "torchattacks", "foolbox", "advertorch", "autoattack", "art", "cleverhans"}
+	split(im.name, ".")[0] == lib
 }
 
 # grad_off_everywhere holds for a script that turns autograd off for the
@@ -95,9 +123,15 @@ grad_off_everywhere if {
 	some c in input.calls
 	c.name in {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled", "torch.autograd.grad_mode.set_grad_enabled"}
 	not c.no_grad
+	grad_mode_false(c)
+}
+
+grad_mode_false(c) if {
 	count(c.args) > 0
 	slib.literal(c.args[0], false)
 }
+
+grad_mode_false(c) if slib.literal(c.keywords.mode, false)
 
 grad_off_everywhere if {
 	some c in input.calls
