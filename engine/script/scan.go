@@ -855,15 +855,21 @@ func isProfiler(name string) bool {
 }
 
 // unwrapIter strips enumerate(), tqdm(), iter(), zip() and similar
-// wrappers from a for loop's iterable (first argument).
+// wrappers from a for loop's iterable (first argument), also through a
+// name last assigned one whole (pbar = tqdm(loader); for x in
+// enumerate(pbar)).
 func (s *scanner) unwrapIter(n *sitter.Node) *sitter.Node {
-	for n != nil && n.Kind() == "call" {
-		name := s.calleeName(n)
-		base := name[strings.LastIndex(name, ".")+1:]
-		switch base {
-		case "enumerate", "tqdm", "iter", "zip", "trange", "track", "islice",
-			"log_every": // MetricLogger.log_every(loader, ...) of torchvision's reference scripts and their copies
-		default:
+	for depth := 0; n != nil && depth < 16; depth++ {
+		if n.Kind() == "identifier" {
+			name := s.text(n)
+			v, ok := s.assigns[name]
+			if !ok || s.elemIdx[name] >= 0 || v.Kind() != "call" || !iterWrapper(s.calleeName(v)) {
+				return n
+			}
+			n = v
+			continue
+		}
+		if n.Kind() != "call" || !iterWrapper(s.calleeName(n)) {
 			return n
 		}
 		al := n.ChildByFieldName("arguments")
@@ -873,6 +879,17 @@ func (s *scanner) unwrapIter(n *sitter.Node) *sitter.Node {
 		n = al.NamedChild(0)
 	}
 	return n
+}
+
+// iterWrapper reports whether a call named name wraps an iterable it takes
+// first without changing what it yields (or pairs each item with an index).
+func iterWrapper(name string) bool {
+	switch name[strings.LastIndex(name, ".")+1:] {
+	case "enumerate", "tqdm", "iter", "zip", "trange", "track", "islice",
+		"log_every": // MetricLogger.log_every(loader, ...) of torchvision's reference scripts and their copies
+		return true
+	}
+	return false
 }
 
 func (s *scanner) overLoader(it *sitter.Node) bool {
