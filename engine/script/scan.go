@@ -7,9 +7,7 @@ package script
 
 import (
 	"fmt"
-	"io"
 	"maps"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -29,17 +27,9 @@ const Available = true
 // MaxScriptBytes, is returned as an error naming the file; syntax errors
 // are Diagnostics in the Facts.
 func ScanFile(path string) (*Facts, error) {
-	f, err := os.Open(path)
+	b, err := readCapped(path)
 	if err != nil {
 		return nil, fmt.Errorf("read script %s: %w", path, err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxScriptBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read script %s: %w", path, err)
-	}
-	if len(b) > MaxScriptBytes {
-		return nil, fmt.Errorf("read script %s: over the %d MiB a script may have (scanning takes about 0.5 GB per MiB; a generated or data file?)", path, MaxScriptBytes>>20)
 	}
 	return scanIn(path, b, filepath.Dir(path))
 }
@@ -160,21 +150,38 @@ func (s *scanner) gpuDevice(v *sitter.Node) bool {
 	return !ok || !strings.HasPrefix(str, "cpu") && str != "meta"
 }
 
-// cudaValue reports whether v is a "cuda..." string literal, or a
-// conditional expression with one as a branch.
+// cudaValue reports whether v, or a branch of it (branches), is a
+// "cuda..." string literal.
 func (s *scanner) cudaValue(v *sitter.Node) bool {
-	switch v.Kind() {
-	case "string":
-		str, ok := s.value(v).Value.(string)
-		return ok && strings.HasPrefix(str, "cuda")
-	case "conditional_expression":
-		for i := uint(0); i < v.NamedChildCount(); i += 2 { // body, condition, alternative
-			if c := v.NamedChild(i); c != nil && c.Kind() == "string" && s.cudaValue(c) {
+	for _, b := range branches(v) {
+		if b.Kind() == "string" {
+			if str, ok := s.value(b).Value.(string); ok && strings.HasPrefix(str, "cuda") {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// branches returns the values v may take: the branches of a conditional
+// expression (x if t else y, nested and parenthesized ones followed), or
+// v itself.
+func branches(v *sitter.Node) []*sitter.Node {
+	switch v.Kind() {
+	case "conditional_expression": // body, condition, alternative
+		var out []*sitter.Node
+		for i := uint(0); i < v.NamedChildCount(); i += 2 {
+			if c := v.NamedChild(i); c != nil {
+				out = append(out, branches(c)...)
+			}
+		}
+		return out
+	case "parenthesized_expression":
+		if v.NamedChildCount() == 1 {
+			return branches(v.NamedChild(0))
+		}
+	}
+	return []*sitter.Node{v}
 }
 
 // scanClasses returns what the classes of a module are (its imports
@@ -1803,21 +1810,12 @@ func (s *scanner) noGradItem(item *sitter.Node) bool {
 	return s.noGradValue(v)
 }
 
-// noGradValue reports whether v is a noGrad call or a conditional
-// expression with one as a branch.
+// noGradValue reports whether v, or a branch of it (branches), is a
+// noGrad call.
 func (s *scanner) noGradValue(v *sitter.Node) bool {
-	switch v.Kind() {
-	case "call":
-		return s.noGrad(v)
-	case "conditional_expression":
-		for i := uint(0); i < v.NamedChildCount(); i += 2 { // body, condition, alternative
-			if c := v.NamedChild(i); c != nil && s.noGradValue(c) {
-				return true
-			}
-		}
-	case "parenthesized_expression":
-		if v.NamedChildCount() == 1 {
-			return s.noGradValue(v.NamedChild(0))
+	for _, b := range branches(v) {
+		if b.Kind() == "call" && s.noGrad(b) {
+			return true
 		}
 	}
 	return false

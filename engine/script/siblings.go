@@ -3,7 +3,9 @@
 package script
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -453,8 +455,8 @@ func (s *scanner) siblings(dir string) {
 // mixed precision set up in the sibling modules the script imports from,
 // once per module, at the first import of it; and to Features.Conv,
 // CudnnBenchmark and Deterministic what those modules build and set. The
-// functions the script imports from them by name are kept for
-// importedFunctions.
+// functions the script imports from them that loop over a parameter are
+// kept (importFunction) for addImported.
 func (s *scanner) siblingPrecision(dir string) {
 	scanned := map[string]*Facts{}
 	for _, im := range s.f.Imports {
@@ -610,18 +612,29 @@ type siblingRead struct {
 	err error
 }
 
-// readCapped reads a sibling module: a regular file of at most
-// MaxScriptBytes.
+// errTooLarge is readCapped's error for a file over MaxScriptBytes.
+var errTooLarge = fmt.Errorf("over the %d MiB a script may have (scanning takes about 0.5 GB per MiB; a generated or data file?)", MaxScriptBytes>>20)
+
+// readCapped reads a script or a sibling module: a regular file (a FIFO
+// would block) of at most MaxScriptBytes, read through a limit so a file
+// growing after the check is cut there too.
 func readCapped(path string) ([]byte, error) {
-	st, err := os.Stat(path)
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, errors.New("not a regular file") // checked before opening: opening a FIFO blocks
+	}
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path) // a FIFO would block
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxScriptBytes+1))
+	if err != nil {
+		return nil, err
 	}
-	if st.Size() > MaxScriptBytes {
-		return nil, fmt.Errorf("%s: too large", path)
+	if len(b) > MaxScriptBytes {
+		return nil, errTooLarge
 	}
-	return os.ReadFile(path)
+	return b, nil
 }

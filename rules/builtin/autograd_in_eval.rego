@@ -151,16 +151,14 @@ caller_may_turn_off(l) if {
 caller_may_turn_off(l) if {
 	fn := innermost_def(l)
 	some c in input.calls
-	c.name in call_names(fn)
+	c.name in slib.call_names(fn)
 	c.no_grad
 }
 
 called(fn) if {
 	some c in input.calls
-	c.name in call_names(fn)
+	c.name in slib.call_names(fn)
 }
-
-call_names(fn) := {fn.name, concat("", [".", fn.name])}
 
 # innermost_def(l) is the innermost def of the script around loop l
 # (undefined at module level).

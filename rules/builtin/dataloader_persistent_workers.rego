@@ -157,15 +157,8 @@ free_keys contains [name, p] if {
 	some p in fn.iterates
 	not p in fn.params
 	not startswith(p, "self.")
-	some name in call_names(fn)
+	some name in slib.call_names(fn)
 }
-
-# call_names(fn) are the names a call of fn has: its own, and, for a
-# method (first parameter self), ".name".
-call_names(fn) := {fn.name, concat("", [".", fn.name])} if {
-	count(fn.params) > 0
-	fn.params[0] == "self"
-} else := {fn.name}
 
 # visible(dl, name) holds when the functions called name that loop over
 # dl's name can read dl: it is built at module level, or in a def that
@@ -190,7 +183,7 @@ closure_names[[dl.line, dl.column]] := {name |
 		g[0] <= fn.line
 		fn.end_line <= g[1]
 	}
-	some name in call_names(fn)
+	some name in slib.call_names(fn)
 } if {
 	some dl in input.dataloaders
 	count(holders[[dl.line, dl.column]]) > 0

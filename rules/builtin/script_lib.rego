@@ -83,6 +83,13 @@ trains(loops) if {
 	l.framework != ""
 }
 
+# call_names(fn) are the names a call of function fn (input.functions)
+# has: its own, and, for a method (first parameter self), ".name".
+call_names(fn) := {fn.name, concat("", [".", fn.name])} if {
+	count(fn.params) > 0
+	fn.params[0] == "self"
+} else := {fn.name}
+
 # eval_in_training(eval, loops) holds for an evaluation loop or loader
 # (its eval flag) of a script that trains: it slows evaluation, not the
 # training step, and the script rules leave it out.
